@@ -1,0 +1,68 @@
+package v1beta1
+
+// Condition types. Both kinds report Ready; DynamicIngress also reports Active.
+const (
+	// ConditionActive is True on a DynamicIngress when its state's response
+	// matches spec.expected, so the active template is selected.
+	ConditionActive = "Active"
+	// ConditionReady is True on a DynamicIngress when its target Ingress is
+	// exactly what the selected template says, and on a DynamicIngressState
+	// when it has a current response.
+	ConditionReady = "Ready"
+)
+
+// Reasons of the DynamicIngress Active condition.
+const (
+	// ReasonMatched: the state's response matches spec.expected.
+	ReasonMatched = "Matched"
+	// ReasonNotMatched: the state has a response and it does not match.
+	ReasonNotMatched = "NotMatched"
+	// ReasonNoResponse: the state has no response (empty statusCode).
+	ReasonNoResponse = "NoResponse"
+	// ReasonStateNotFound: the DynamicIngressState named in spec.state does
+	// not exist. Used by both conditions of a DynamicIngress.
+	ReasonStateNotFound = "StateNotFound"
+)
+
+// Reasons of the DynamicIngress Ready condition.
+const (
+	// ReasonSynced: the target Ingress is what the selected template says.
+	ReasonSynced = "Synced"
+	// ReasonTargetConflict: an Ingress that this DynamicIngress does not
+	// control exists at the target name; it is left untouched.
+	ReasonTargetConflict = "TargetConflict"
+	// ReasonApplyFailed: creating, changing or deleting the target failed.
+	ReasonApplyFailed = "ApplyFailed"
+)
+
+// Reasons of the DynamicIngressState Ready condition.
+const (
+	// ReasonFixed: the state has a fixed response.
+	ReasonFixed = "Fixed"
+	// ReasonProbeSucceeded: the last probe got an HTTP response.
+	ReasonProbeSucceeded = "ProbeSucceeded"
+	// ReasonProbeFailed: the last probe failed; the message holds the error.
+	ReasonProbeFailed = "ProbeFailed"
+	// ReasonPending: no probe has been done yet for the current spec.
+	ReasonPending = "Pending"
+)
+
+// Event reasons, besides the condition reasons above that are also used as
+// Warning event reasons (TargetConflict, ApplyFailed, StateNotFound,
+// ProbeFailed).
+const (
+	// EventReasonSwitched is a Normal event emitted when a DynamicIngress
+	// changes between active and passive.
+	EventReasonSwitched = "Switched"
+)
+
+// Labels and names the operator puts on what it manages.
+const (
+	// LabelManagedBy is the label every target Ingress carries; the manager
+	// caches only Ingresses that have it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of LabelManagedBy on target Ingresses.
+	ManagedByValue = "dynamic-ingress-operator"
+	// FieldOwner is the server-side apply field manager of every write.
+	FieldOwner = "dynamic-ingress-operator"
+)

@@ -1,0 +1,183 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DynamicIngressStateSpec holds exactly one source of a response: a fixed
+// one, edited by hand, or an HTTP endpoint that the operator probes.
+// +kubebuilder:validation:XValidation:rule="has(self.fixedResponse) != has(self.probe)",message="exactly one of fixedResponse and probe must be set"
+type DynamicIngressStateSpec struct {
+	// fixedResponse is a response set by hand.
+	// +optional
+	FixedResponse *FixedResponse `json:"fixedResponse,omitempty"`
+
+	// probe is an HTTP endpoint whose response is the state's response.
+	// +optional
+	Probe *HTTPProbe `json:"probe,omitempty"`
+}
+
+// FixedResponse is a response that does not come from a probe.
+type FixedResponse struct {
+	// status is the HTTP status code of the response, three digits from
+	// 100 to 599.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[1-5][0-9][0-9]$`
+	Status string `json:"status"`
+
+	// body of the response.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1048576
+	Body string `json:"body,omitempty"`
+}
+
+// ProbeType is the kind of probe. HTTP is the only one for now.
+// +kubebuilder:validation:Enum=HTTP
+type ProbeType string
+
+// ProbeTypeHTTP probes an HTTP or HTTPS URL.
+const ProbeTypeHTTP ProbeType = "HTTP"
+
+// HTTPProbe describes an HTTP request the operator sends on an interval.
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || duration(self.timeout) <= duration(self.interval)",message="timeout must not be longer than interval"
+type HTTPProbe struct {
+	// type of the probe. HTTP is the only type for now.
+	// +optional
+	// +kubebuilder:default=HTTP
+	Type ProbeType `json:"type,omitempty"`
+
+	// method of the request: GET, HEAD or POST.
+	// +optional
+	// +kubebuilder:default=GET
+	// +kubebuilder:validation:Enum=GET;HEAD;POST
+	Method string `json:"method,omitempty"`
+
+	// url is the absolute http or https URL to probe. Redirects are not
+	// followed; addresses in the manager's --probe-deny-cidrs are refused.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="must be an absolute http or https URL with a host"
+	URL string `json:"url"`
+
+	// interval between two probes, at least 1s and at most 24h.
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be at least 1s and at most 24h"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// timeout of one probe, more than 0 and at most interval. Defaults to
+	// the shorter of 5s and interval.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be more than 0"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// failureThreshold is the number of consecutive failed probes after
+	// which the response is cleared, at least 1.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+
+	// headers sent with every probe.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Headers []HTTPHeader `json:"headers,omitempty"`
+}
+
+// HTTPHeader is one header of a probe request.
+type HTTPHeader struct {
+	// name of the header.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+
+	// value of the header.
+	// +required
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value"`
+}
+
+// StateMode says where a state's response comes from.
+type StateMode string
+
+const (
+	// StateModeFixed: the response is spec.fixedResponse.
+	StateModeFixed StateMode = "Fixed"
+	// StateModeProbe: the response comes from spec.probe.
+	StateModeProbe StateMode = "Probe"
+)
+
+// DynamicIngressStateStatus is the current response of a state.
+type DynamicIngressStateStatus struct {
+	// observedGeneration is the metadata.generation last acted upon.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// mode is Fixed or Probe, after the field set in spec.
+	// +optional
+	Mode StateMode `json:"mode,omitempty"`
+
+	// statusCode is the fixed status or the last probed HTTP status; empty
+	// when there is no response.
+	// +optional
+	StatusCode string `json:"statusCode,omitempty"`
+
+	// body is the fixed body or the last probed body, at most the manager's
+	// --probe-max-body-bytes.
+	// +optional
+	Body string `json:"body,omitempty"`
+
+	// bodyTruncated is true when the probed body was longer than the limit.
+	// +optional
+	BodyTruncated bool `json:"bodyTruncated,omitempty"`
+
+	// lastUpdateTime is when statusCode or body last changed.
+	// +optional
+	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
+
+	// conditions: Ready is True when the state has a current response.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DynamicIngressState is a shared response, fixed or probed over HTTP,
+// that DynamicIngresses compare with what they expect.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dis,categories=dynamic
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.mode`
+// +kubebuilder:printcolumn:name="Code",type=string,JSONPath=`.status.statusCode`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DynamicIngressState struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec holds the source of the response.
+	// +required
+	Spec DynamicIngressStateSpec `json:"spec"`
+
+	// status holds the current response.
+	// +optional
+	Status DynamicIngressStateStatus `json:"status,omitempty"`
+}
+
+// DynamicIngressStateList is a list of DynamicIngressState.
+// +kubebuilder:object:root=true
+type DynamicIngressStateList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items is the list of DynamicIngressState.
+	Items []DynamicIngressState `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DynamicIngressState{}, &DynamicIngressStateList{})
+}
