@@ -1,0 +1,196 @@
+package probe
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Spec is how one state is probed.
+type Spec struct {
+	Request          Request
+	Interval         time.Duration
+	FailureThreshold int
+}
+
+// Observation is what the probes of one state have shown so far.
+type Observation struct {
+	// Probed is false until the first probe of the current Spec is done.
+	Probed bool
+	// Response of the last probe, when Err is empty.
+	Response Response
+	// Err says why the last probe failed; empty when it got a response.
+	Err string
+	// ThresholdReached is true once FailureThreshold consecutive probes
+	// failed: the response is to be forgotten.
+	ThresholdReached bool
+}
+
+// Scheduler probes every registered state on its own interval, each in a
+// goroutine of its own, so a slow endpoint never delays another state. It
+// calls notify with the state's key whenever its Observation changes.
+type Scheduler struct {
+	prober *Prober
+	clock  clock.WithTicker
+	notify func(key string)
+	// jitter returns the delay before the first probe of a state.
+	jitter func(interval time.Duration) time.Duration
+
+	mu      sync.Mutex
+	ctx     context.Context
+	workers map[string]*worker
+	wg      sync.WaitGroup
+}
+
+type worker struct {
+	spec   Spec
+	cancel context.CancelFunc
+
+	mu  sync.Mutex
+	obs Observation
+}
+
+// MaxStartJitter bounds the random delay before the first probe of a
+// state, so that states created or reloaded together do not probe in step,
+// while a new state still gets its first answer quickly.
+const MaxStartJitter = time.Second
+
+// NewScheduler returns a Scheduler that runs once Start is called.
+func NewScheduler(prober *Prober, clk clock.WithTicker, notify func(key string)) *Scheduler {
+	return &Scheduler{
+		prober: prober,
+		clock:  clk,
+		notify: notify,
+		jitter: func(interval time.Duration) time.Duration {
+			return time.Duration(rand.Int64N(int64(min(interval, MaxStartJitter))))
+		},
+		workers: map[string]*worker{},
+	}
+}
+
+// Start runs the workers until ctx ends. It implements manager.Runnable.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	s.ctx = ctx
+	for key, w := range s.workers {
+		s.startLocked(key, w)
+	}
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	for _, w := range s.workers {
+		if w.cancel != nil {
+			w.cancel()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Ensure makes the state with this key probed after spec. A changed spec
+// starts over: the observation is reset and the first probe comes soon.
+func (s *Scheduler) Ensure(key string, spec Spec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.workers[key]; ok {
+		if reflect.DeepEqual(w.spec, spec) {
+			return
+		}
+		if w.cancel != nil {
+			w.cancel()
+		}
+	}
+	w := &worker{spec: spec}
+	s.workers[key] = w
+	if s.ctx != nil {
+		s.startLocked(key, w)
+	}
+}
+
+// Remove stops probing the state with this key.
+func (s *Scheduler) Remove(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.workers[key]; ok {
+		if w.cancel != nil {
+			w.cancel()
+		}
+		delete(s.workers, key)
+	}
+}
+
+// Observation returns what the probes of the state have shown, and false
+// when the state is not registered.
+func (s *Scheduler) Observation(key string) (Observation, bool) {
+	s.mu.Lock()
+	w, ok := s.workers[key]
+	s.mu.Unlock()
+	if !ok {
+		return Observation{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.obs, true
+}
+
+// Len returns the number of registered states.
+func (s *Scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.workers)
+}
+
+func (s *Scheduler) startLocked(key string, w *worker) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	w.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.run(ctx, key, w)
+	}()
+}
+
+// run probes one state until ctx ends: once after a short random delay,
+// then on every tick of its interval.
+func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
+	delay := s.clock.NewTimer(s.jitter(w.spec.Interval))
+	select {
+	case <-ctx.Done():
+		delay.Stop()
+		return
+	case <-delay.C():
+	}
+	ticker := s.clock.NewTicker(w.spec.Interval)
+	defer ticker.Stop()
+	failures := 0
+	for {
+		resp, err := s.prober.Probe(ctx, w.spec.Request)
+		if ctx.Err() != nil {
+			return
+		}
+		next := Observation{Probed: true, Response: resp}
+		if err != nil {
+			failures++
+			next = Observation{Probed: true, Err: err.Error(), ThresholdReached: failures >= w.spec.FailureThreshold}
+		} else {
+			failures = 0
+		}
+		w.mu.Lock()
+		changed := w.obs != next
+		w.obs = next
+		w.mu.Unlock()
+		if changed {
+			s.notify(key)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+		}
+	}
+}
