@@ -1,0 +1,100 @@
+// Command manager runs the dynamic-ingress-operator controllers (and, when
+// enabled, its admission webhooks) against a Kubernetes cluster.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		metricsAddr, probeAddr string
+		leaderElect            bool
+		denyCIDRs              string
+		maxBodyBytes           int64
+		concurrency            int
+		apiQPS                 float64
+		apiBurst               int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8080; 0 turns it off.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one manager replica is active.")
+	flag.StringVar(&denyCIDRs, "probe-deny-cidrs", probe.DefaultDenyCIDRs, "Comma-separated CIDRs that probes may not connect to; empty allows every address.")
+	flag.Int64Var(&maxBodyBytes, "probe-max-body-bytes", 10240, "Longest probed body stored in a state's status; longer ones are truncated.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 32, "DynamicIngresses synced at once after a state changes.")
+	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Sustained requests per second to the API server.")
+	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of requests to the API server.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	guard, err := probe.ParseGuard(denyCIDRs)
+	if err != nil {
+		return fmt.Errorf("--probe-deny-cidrs: %w", err)
+	}
+	if maxBodyBytes < 0 {
+		return fmt.Errorf("--probe-max-body-bytes: must not be negative, got %d", maxBodyBytes)
+	}
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1beta1.AddToScheme(scheme))
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  controller.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "dynamic-ingress-operator.ingress.dynamicingress.io",
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
+		Guard:                   guard,
+		MaxBodyBytes:            maxBodyBytes,
+		MaxConcurrentReconciles: concurrency,
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeMaxBodyBytes", maxBodyBytes)
+	return mgr.Start(ctx)
+}
+

@@ -1,0 +1,250 @@
+// Package controller holds the two reconcilers: DynamicIngressState (the
+// response of each state) and DynamicIngress (the target Ingress of each).
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
+)
+
+// ConflictRecheckInterval is how often a DynamicIngress whose target name is
+// taken by an Ingress it does not control looks again. Such an Ingress may
+// lack the managed-by label, so the manager's cache does not see it go.
+const ConflictRecheckInterval = time.Minute
+
+// DynamicIngressReconciler makes each target Ingress match the template that
+// its state selects.
+type DynamicIngressReconciler struct {
+	client.Client
+	// APIReader reads past the cache, which holds only managed Ingresses,
+	// so an unmanaged Ingress at the target name is seen.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// MaxConcurrentReconciles bounds how many DynamicIngresses are synced at
+	// once; a state flip fans out to all of them.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile reads the DynamicIngress and its state, syncs the target and
+// writes the status when it changed.
+func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	di := &v1beta1.DynamicIngress{}
+	if err := r.Get(ctx, req.NamespacedName, di); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !di.DeletionTimestamp.IsZero() {
+		// The garbage collector removes the target through its ownerReference.
+		return ctrl.Result{}, nil
+	}
+
+	state, err := r.getState(ctx, di)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	active := activeCondition(di, state)
+	isActive := active.Status == metav1.ConditionTrue
+	target, syncErr := r.syncTarget(ctx, di, ingress.SelectTemplate(di.Spec, isActive), isActive)
+	ready := readyCondition(di, active, target)
+
+	if err := r.writeStatus(ctx, di, active, ready); err != nil {
+		return ctrl.Result{}, err
+	}
+	if syncErr != nil {
+		return ctrl.Result{}, syncErr
+	}
+	if target.reason == v1beta1.ReasonTargetConflict {
+		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// getState returns the DynamicIngressState named in spec.state, nil when it
+// does not exist.
+func (r *DynamicIngressReconciler) getState(ctx context.Context, di *v1beta1.DynamicIngress) (*v1beta1.DynamicIngressState, error) {
+	state := &v1beta1.DynamicIngressState{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: di.Namespace, Name: di.Spec.State}, state)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return state, nil
+}
+
+// syncTarget makes the target Ingress what tpl says (absent when tpl is
+// nil), unless an Ingress this DynamicIngress does not control is there.
+func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.DynamicIngress, tpl *v1beta1.IngressTemplate, active bool) (targetResult, error) {
+	log := ctrl.LoggerFrom(ctx)
+	key := types.NamespacedName{Namespace: ingress.TargetNamespace(di), Name: di.Spec.Target.Name}
+	existing, err := r.getTarget(ctx, key)
+	if err != nil {
+		return applyFailed(fmt.Errorf("reading Ingress %s: %w", key, err))
+	}
+	if existing != nil && !metav1.IsControlledBy(existing, di) {
+		return targetResult{reason: v1beta1.ReasonTargetConflict,
+			message: fmt.Sprintf("Ingress %s exists and is not controlled by this DynamicIngress; it is left untouched", key)}, nil
+	}
+
+	mode := modeName(active)
+	if tpl == nil {
+		if existing == nil || !existing.DeletionTimestamp.IsZero() {
+			return synced("No Ingress in %s mode", mode)
+		}
+		err := r.Delete(ctx, existing, client.Preconditions{UID: &existing.UID, ResourceVersion: &existing.ResourceVersion})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return applyFailed(fmt.Errorf("deleting Ingress %s: %w", key, err))
+		}
+		log.Info("Deleted Ingress", "ingress", key, "mode", mode)
+		return synced("No Ingress in %s mode", mode)
+	}
+
+	desired, err := ingress.Render(di, tpl)
+	if err != nil {
+		return applyFailed(err)
+	}
+	if existing != nil {
+		upToDate, err := ingress.UpToDate(existing, desired, v1beta1.FieldOwner)
+		if err != nil {
+			return applyFailed(err)
+		}
+		if upToDate {
+			return synced("Ingress %s follows the %s template", key, mode)
+		}
+	}
+	if err := r.Apply(ctx, desired, client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
+		return applyFailed(fmt.Errorf("applying Ingress %s: %w", key, err))
+	}
+	if existing == nil {
+		log.Info("Created Ingress", "ingress", key, "mode", mode)
+	} else {
+		log.Info("Updated Ingress", "ingress", key, "mode", mode)
+	}
+	return synced("Ingress %s follows the %s template", key, mode)
+}
+
+func synced(format string, args ...any) (targetResult, error) {
+	return targetResult{reason: v1beta1.ReasonSynced, message: fmt.Sprintf(format, args...)}, nil
+}
+
+func applyFailed(err error) (targetResult, error) {
+	return targetResult{reason: v1beta1.ReasonApplyFailed, message: err.Error()}, err
+}
+
+// getTarget reads the target from the cache and, when the cache has no
+// such managed Ingress, from the API server. It returns nil when there is
+// none.
+func (r *DynamicIngressReconciler) getTarget(ctx context.Context, key types.NamespacedName) (*networkingv1.Ingress, error) {
+	ing := &networkingv1.Ingress{}
+	err := r.Get(ctx, key, ing)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, ing)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ing, nil
+}
+
+// writeStatus sets both conditions, writes the status only when it changed,
+// and records events for the transitions.
+func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.DynamicIngress, active, ready metav1.Condition) error {
+	before := di.DeepCopy()
+	prevActive := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionActive)
+	prevReady := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
+
+	meta.SetStatusCondition(&di.Status.Conditions, active)
+	meta.SetStatusCondition(&di.Status.Conditions, ready)
+	di.Status.ObservedGeneration = di.Generation
+	if equality.Semantic.DeepEqual(before.Status, di.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, di, client.MergeFrom(before)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+
+	if prevActive != nil && prevActive.Status != active.Status {
+		isActive := active.Status == metav1.ConditionTrue
+		r.Recorder.Eventf(di, nil, corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "Switch",
+			"Switched to %s mode: %s", modeName(isActive), active.Message)
+	}
+	if ready.Status != metav1.ConditionTrue && (prevReady == nil || prevReady.Reason != ready.Reason) {
+		r.Recorder.Eventf(di, nil, corev1.EventTypeWarning, ready.Reason, "Sync", "%s", ready.Message)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller. Call SetupIndexes first.
+func (r *DynamicIngressReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1beta1.DynamicIngress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&networkingv1.Ingress{}).
+		Watches(&v1beta1.DynamicIngressState{},
+			handler.EnqueueRequestsFromMapFunc(r.stateToDynamicIngresses),
+			builder.WithPredicates(responseChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Named("dynamicingress").
+		Complete(r)
+}
+
+// stateToDynamicIngresses lists the DynamicIngresses that a state drives.
+func (r *DynamicIngressReconciler) stateToDynamicIngresses(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &v1beta1.DynamicIngressList{}
+	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{IndexDynamicIngressState: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the DynamicIngresses of a state", "state", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, di := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&di)})
+	}
+	return reqs
+}
+
+// responseChanged passes state creations and deletions, and updates that
+// change the response DynamicIngresses compare with; a state's condition
+// changing alone does not concern them.
+func responseChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*v1beta1.DynamicIngressState)
+			after, ok2 := e.ObjectNew.(*v1beta1.DynamicIngressState)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return before.Status.StatusCode != after.Status.StatusCode || before.Status.Body != after.Status.Body
+		},
+	}
+}

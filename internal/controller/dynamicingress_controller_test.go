@@ -1,0 +1,227 @@
+package controller_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+func TestFixedStateSwitchesBothWays(t *testing.T) {
+	ns := newNamespace(t)
+	state := fixedState(ns, "killswitch", "200", `{"status":"ok"}`)
+	// storefront: no Ingress while passive. sorry: a passive and an active shape.
+	storefront := dynamicIngress(ns, "storefront", "killswitch", "200", nil,
+		variant("shop.example.com", "storefront", map[string]string{"team": "shop"}))
+	sorry := dynamicIngress(ns, "sorry", "killswitch", "200",
+		variant("www.example.com", "web", map[string]string{"mode": "normal"}),
+		variant("www.example.com", "sorry-page", map[string]string{"mode": "sorry"}))
+	create(t, state, storefront, sorry)
+
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	eventually(t, conditionOf(storefront, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
+	eventually(t, conditionOf(storefront, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+	eventually(t, backendOf(t, ns, "sorry")).Should(Equal("sorry-page"))
+
+	ing := ingressOf(t, ns, "storefront")()
+	if ing == nil {
+		t.Fatal("active template set, but Ingress storefront does not exist")
+	}
+	want := map[string]string{"app": "storefront", v1beta1.LabelManagedBy: v1beta1.ManagedByValue}
+	if diff := cmp.Diff(want, ing.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "shop"}, ing.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if !metav1.IsControlledBy(ing, storefront) {
+		t.Errorf("Ingress ownerReferences %+v: no controller reference to the DynamicIngress", ing.OwnerReferences)
+	}
+	if storefront.Status.ObservedGeneration != storefront.Generation {
+		t.Errorf("observedGeneration %d, want %d", storefront.Status.ObservedGeneration, storefront.Generation)
+	}
+
+	setFixedStatus(t, state, "503")
+	eventually(t, conditionOf(storefront, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
+	eventually(t, ingressOf(t, ns, "storefront")).Should(BeNil())
+	eventually(t, conditionOf(storefront, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+	eventually(t, backendOf(t, ns, "sorry")).Should(Equal("web"))
+	if got := ingressOf(t, ns, "sorry")().Annotations; !cmp.Equal(got, map[string]string{"mode": "normal"}) {
+		t.Errorf("passive Ingress annotations = %v, want only mode=normal", got)
+	}
+
+	setFixedStatus(t, state, "200")
+	eventually(t, backendOf(t, ns, "storefront")).Should(Equal("storefront"))
+	eventually(t, backendOf(t, ns, "sorry")).Should(Equal("sorry-page"))
+
+	eventually(t, eventReasons(ns, "storefront")).Should(ContainElement("Switched"))
+}
+
+func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
+	ns := newNamespace(t)
+	state := fixedState(ns, "flag", "200", "")
+	active := variant("a.example.com", "sorry", map[string]string{"sorry.example.com/banner": "on", "shared": "active"})
+	active.Template.Spec.IngressClassName = ptr("nginx")
+	passive := variant("a.example.com", "web", map[string]string{"shared": "passive"})
+	di := dynamicIngress(ns, "web", "flag", "200", passive, active)
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+
+	// Another actor adds its own annotation and writes the Ingress status.
+	ing := ingressOf(t, ns, "web")()
+	ing.Annotations["other-controller.example.com/seen"] = "yes"
+	if err := k8s.Update(ctx, ing, client.FieldOwner("other-controller")); err != nil {
+		t.Fatal(err)
+	}
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}
+	if err := k8s.Status().Update(ctx, ing, client.FieldOwner("ingress-controller")); err != nil {
+		t.Fatal(err)
+	}
+
+	setFixedStatus(t, state, "500")
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web"))
+	ing = ingressOf(t, ns, "web")()
+	want := map[string]string{"shared": "passive", "other-controller.example.com/seen": "yes"}
+	if diff := cmp.Diff(want, ing.Annotations); diff != "" {
+		t.Errorf("annotations after switching to passive (-want +got):\n%s", diff)
+	}
+	if ing.Spec.IngressClassName != nil {
+		t.Errorf("ingressClassName %q of the active template survived the switch", *ing.Spec.IngressClassName)
+	}
+	if got := ing.Status.LoadBalancer.Ingress; len(got) != 1 || got[0].IP != "203.0.113.7" {
+		t.Errorf("Ingress status set by another controller was lost: %+v", got)
+	}
+}
+
+func TestStateMissingThenCreated(t *testing.T) {
+	ns := newNamespace(t)
+	di := dynamicIngress(ns, "site", "later", "200", variant("s.example.com", "web", nil), variant("s.example.com", "sorry", nil))
+	create(t, di)
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/StateNotFound"))
+	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/StateNotFound"))
+	// A missing state never matches: the target follows the passive template.
+	eventually(t, backendOf(t, ns, "site")).Should(Equal("web"))
+	eventually(t, eventReasons(ns, "site")).Should(ContainElement("StateNotFound"))
+
+	create(t, fixedState(ns, "later", "200", ""))
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
+	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+	eventually(t, backendOf(t, ns, "site")).Should(Equal("sorry"))
+}
+
+func TestUnownedIngressIsLeftUntouched(t *testing.T) {
+	ns := newNamespace(t)
+	theirs := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken", Annotations: map[string]string{"owner": "someone-else"}},
+		Spec:       variant("t.example.com", "theirs", nil).Template.Spec,
+	}
+	create(t, theirs)
+	before := ingressOf(t, ns, "taken")()
+
+	state := fixedState(ns, "flag", "200", "")
+	// Active with a template, then passive with none: neither may change or
+	// delete the Ingress that is not ours.
+	di := dynamicIngress(ns, "taken", "flag", "200", nil, variant("t.example.com", "ours", nil))
+	create(t, state, di)
+	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/TargetConflict"))
+	eventually(t, eventReasons(ns, "taken")).Should(ContainElement("TargetConflict"))
+
+	setFixedStatus(t, state, "503")
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
+	NewWithT(t).Consistently(conditionOf(di, v1beta1.ConditionReady), 2*time.Second, 100*time.Millisecond).Should(Equal("False/TargetConflict"))
+
+	after := ingressOf(t, ns, "taken")()
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("the unowned Ingress changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestOneStateDrivesFifty(t *testing.T) {
+	ns := newNamespace(t)
+	state := fixedState(ns, "maintenance", "200", `{"maintenance": false}`)
+	create(t, state)
+	const n = 50
+	for i := range n {
+		name := fmt.Sprintf("site-%02d", i)
+		di := dynamicIngress(ns, name, "maintenance", "", variant(name+".example.com", "web", nil), variant(name+".example.com", "maintenance-page", nil))
+		body := `{"maintenance":true}`
+		di.Spec.Expected = v1beta1.ExpectedResponse{Body: &body}
+		create(t, di)
+	}
+	eventually(t, backendsIn(t, ns)).Should(HaveLen(n))
+	eventually(t, backendsIn(t, ns)).Should(HaveEach("web"))
+
+	setFixedBody(t, state, `{ "maintenance" : true }`)
+	eventually(t, backendsIn(t, ns)).Should(HaveEach("maintenance-page"))
+	setFixedBody(t, state, `{"maintenance": false}`)
+	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(n), HaveEach("web")))
+}
+
+func TestDeletingDynamicIngressLeavesOwnerReferenceForGC(t *testing.T) {
+	// envtest runs no garbage collector; what the operator can be held to
+	// is that the Ingress carries a controller reference with
+	// blockOwnerDeletion, so the collector deletes it in a cluster.
+	ns := newNamespace(t)
+	di := dynamicIngress(ns, "gc", "s", "200", variant("gc.example.com", "web", nil), nil)
+	create(t, fixedState(ns, "s", "503", ""), di)
+	eventually(t, backendOf(t, ns, "gc")).Should(Equal("web"))
+	refs := ingressOf(t, ns, "gc")().OwnerReferences
+	want := []metav1.OwnerReference{{APIVersion: "ingress.dynamicingress.io/v1beta1", Kind: "DynamicIngress", Name: "gc",
+		UID: di.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+	if diff := cmp.Diff(want, refs); diff != "" {
+		t.Errorf("ownerReferences (-want +got):\n%s", diff)
+	}
+}
+
+func backendsIn(t *testing.T, ns string) func() []string {
+	return func() []string {
+		list := &networkingv1.IngressList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, ing := range list.Items {
+			out = append(out, ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
+		}
+		return out
+	}
+}
+
+func setFixedBody(t *testing.T, state *v1beta1.DynamicIngressState, body string) {
+	t.Helper()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), state); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(state.DeepCopy())
+	state.Spec.FixedResponse.Body = body
+	if err := k8s.Patch(ctx, state, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventReasons lists the reasons of the events about the named object.
+func eventReasons(ns, name string) func() []string {
+	return func() []string {
+		list := &eventsv1.EventList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return []string{"list: " + err.Error()}
+		}
+		var out []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == name {
+				out = append(out, e.Reason)
+			}
+		}
+		return out
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

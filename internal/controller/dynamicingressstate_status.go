@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+// Probe defaults that the schema cannot express, shared with the webhook.
+const (
+	DefaultProbeInterval   = 30 * time.Second
+	MaxDefaultProbeTimeout = 5 * time.Second
+)
+
+// ProbeTimeout is spec.timeout, or the shorter of 5s and the interval.
+func ProbeTimeout(p *v1beta1.HTTPProbe) time.Duration {
+	if p.Timeout != nil {
+		return p.Timeout.Duration
+	}
+	return min(MaxDefaultProbeTimeout, ProbeInterval(p))
+}
+
+// ProbeInterval is spec.interval, or 30s.
+func ProbeInterval(p *v1beta1.HTTPProbe) time.Duration {
+	if p.Interval != nil && p.Interval.Duration > 0 {
+		return p.Interval.Duration
+	}
+	return DefaultProbeInterval
+}
+
+// probeSpec turns a state's probe into what the scheduler runs.
+func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
+	method := p.Method
+	if method == "" {
+		method = "GET"
+	}
+	headers := make([]probe.Header, 0, len(p.Headers))
+	for _, h := range p.Headers {
+		headers = append(headers, probe.Header{Name: h.Name, Value: h.Value})
+	}
+	threshold := int(p.FailureThreshold)
+	if threshold < 1 {
+		threshold = 3
+	}
+	return probe.Spec{
+		Request:          probe.Request{Method: method, URL: p.URL, Headers: headers, Timeout: ProbeTimeout(p)},
+		Interval:         ProbeInterval(p),
+		FailureThreshold: threshold,
+	}
+}
+
+// fixedStatus is the status of a state with a fixed response.
+func fixedStatus(state *v1beta1.DynamicIngressState, now metav1.Time) v1beta1.DynamicIngressStateStatus {
+	fixed := state.Spec.FixedResponse
+	out := withResponse(state.Status, fixed.Status, fixed.Body, false, now)
+	out.Mode = v1beta1.StateModeFixed
+	out.ObservedGeneration = state.Generation
+	meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: v1beta1.ReasonFixed, Message: "The response is fixed in spec.fixedResponse", ObservedGeneration: state.Generation})
+	return out
+}
+
+// probedStatus is the status of a probed state after what its probes showed
+// (SPEC §3.3). Until the first probe of the current spec is done the last
+// response is kept; a failure keeps it too, until failureThreshold
+// consecutive failures clear it.
+func probedStatus(state *v1beta1.DynamicIngressState, obs probe.Observation, now metav1.Time) v1beta1.DynamicIngressStateStatus {
+	out := *state.Status.DeepCopy()
+	out.Mode = v1beta1.StateModeProbe
+	cond := metav1.Condition{Type: v1beta1.ConditionReady, ObservedGeneration: state.Generation}
+	switch {
+	case !obs.Probed:
+		prev := meta.FindStatusCondition(out.Conditions, v1beta1.ConditionReady)
+		if prev != nil && prev.ObservedGeneration == state.Generation && state.Status.Mode == v1beta1.StateModeProbe {
+			// A restarted manager has not probed yet: what the status says
+			// still stands, and rewriting it would only flap.
+			return out
+		}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, v1beta1.ReasonPending, "No probe has been done yet"
+	case obs.Err == "":
+		out = withResponse(out, obs.Response.StatusCode, obs.Response.Body, obs.Response.Truncated, now)
+		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonProbeSucceeded
+		cond.Message = fmt.Sprintf("The probe got HTTP %s", obs.Response.StatusCode)
+	default:
+		if obs.ThresholdReached {
+			out = withResponse(out, "", "", false, now)
+		}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonProbeFailed, obs.Err
+	}
+	out.ObservedGeneration = state.Generation
+	meta.SetStatusCondition(&out.Conditions, cond)
+	return out
+}
+
+// withResponse sets the response, moving lastUpdateTime only when the
+// status code or the body changed.
+func withResponse(status v1beta1.DynamicIngressStateStatus, code, body string, truncated bool, now metav1.Time) v1beta1.DynamicIngressStateStatus {
+	out := *status.DeepCopy()
+	if out.StatusCode != code || out.Body != body || out.LastUpdateTime == nil {
+		out.LastUpdateTime = &now
+	}
+	out.StatusCode, out.Body, out.BodyTruncated = code, body, truncated
+	return out
+}

@@ -1,0 +1,140 @@
+package controller_test
+
+import (
+	"context"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+var ctx = context.Background()
+
+func fixedState(ns, name, code, body string) *v1beta1.DynamicIngressState {
+	return &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: code, Body: body}},
+	}
+}
+
+func probedState(ns, name, url string, interval metav1.Duration, threshold int32) *v1beta1.DynamicIngressState {
+	return &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{
+			URL: url, Interval: &interval, FailureThreshold: threshold,
+			Timeout: &metav1.Duration{Duration: interval.Duration / 2},
+		}},
+	}
+}
+
+// variant is an Ingress shape routing host to service, with annotations.
+func variant(host, service string, annotations map[string]string) *v1beta1.IngressVariant {
+	pathType := networkingv1.PathTypePrefix
+	return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{
+		Metadata: v1beta1.TemplateMetadata{Labels: map[string]string{"app": service}, Annotations: annotations},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+			Host: host,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}},
+				}}},
+			}},
+		}}},
+	}}
+}
+
+func dynamicIngress(ns, name, state, expectCode string, passive, active *v1beta1.IngressVariant) *v1beta1.DynamicIngress {
+	return &v1beta1.DynamicIngress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta1.DynamicIngressSpec{
+			Target:         v1beta1.TargetReference{Name: name},
+			PassiveIngress: passive,
+			ActiveIngress:  active,
+			State:          state,
+			Expected:       v1beta1.ExpectedResponse{StatusCode: expectCode},
+		},
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+}
+
+// conditionOf returns "Status/Reason" of a condition of a DynamicIngress or
+// DynamicIngressState, read from the API server, or "" when it is missing.
+func conditionOf(obj client.Object, condType string) func() string {
+	return func() string {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return "get: " + err.Error()
+		}
+		var conds []metav1.Condition
+		var gen int64
+		switch o := obj.(type) {
+		case *v1beta1.DynamicIngress:
+			conds, gen = o.Status.Conditions, o.Generation
+		case *v1beta1.DynamicIngressState:
+			conds, gen = o.Status.Conditions, o.Generation
+		}
+		c := meta.FindStatusCondition(conds, condType)
+		if c == nil {
+			return ""
+		}
+		if c.ObservedGeneration != gen {
+			return "stale"
+		}
+		return string(c.Status) + "/" + c.Reason
+	}
+}
+
+// ingressOf reads an Ingress from the API server; nil when it does not exist.
+func ingressOf(t *testing.T, ns, name string) func() *networkingv1.Ingress {
+	return func() *networkingv1.Ingress {
+		ing := &networkingv1.Ingress{}
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ing)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			t.Fatalf("reading Ingress %s/%s: %v", ns, name, err)
+		}
+		return ing
+	}
+}
+
+// backendOf names the service of the Ingress's first rule, "" when absent.
+func backendOf(t *testing.T, ns, name string) func() string {
+	return func() string {
+		ing := ingressOf(t, ns, name)()
+		if ing == nil {
+			return "<none>"
+		}
+		if len(ing.Spec.Rules) == 0 || ing.Spec.Rules[0].HTTP == nil {
+			return "<no rules>"
+		}
+		return ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+	}
+}
+
+// setFixedStatus changes a fixed state's status code.
+func setFixedStatus(t *testing.T, state *v1beta1.DynamicIngressState, code string) {
+	t.Helper()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), state); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(state.DeepCopy())
+	state.Spec.FixedResponse.Status = code
+	if err := k8s.Patch(ctx, state, patch); err != nil {
+		t.Fatalf("changing state %s to %s: %v", state.Name, code, err)
+	}
+}

@@ -1,0 +1,66 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+// Options configure both controllers.
+type Options struct {
+	// Guard refuses probe connections to denied addresses.
+	Guard probe.Guard
+	// MaxBodyBytes is the longest probed body kept in a state's status.
+	MaxBodyBytes int64
+	// MaxConcurrentReconciles of the DynamicIngress controller.
+	MaxConcurrentReconciles int
+	// Clock drives probes and timestamps; the real clock when nil.
+	Clock clock.WithTicker
+}
+
+// CacheOptions restricts the manager's cache of Ingresses to the ones the
+// operator manages, so that its memory does not grow with the Ingresses of
+// everyone else.
+func CacheOptions() cache.Options {
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&networkingv1.Ingress{}: {
+				Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}),
+			},
+		},
+	}
+}
+
+// SetupWithManager registers the field indexes and both controllers.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if err := SetupIndexes(ctx, mgr); err != nil {
+		return fmt.Errorf("registering field indexes: %w", err)
+	}
+	states := NewDynamicIngressStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
+		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes))
+	if err := states.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
+	}
+	dis := &DynamicIngressReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("dynamicingress-controller"),
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}
+	if err := dis.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
+	}
+	return nil
+}
