@@ -97,4 +97,3 @@ func run() error {
 	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeMaxBodyBytes", maxBodyBytes)
 	return mgr.Start(ctx)
 }
-

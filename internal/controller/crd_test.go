@@ -1,0 +1,126 @@
+package controller_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+// TestCRDSchemaRejects sends invalid objects to the API server with no
+// webhook in place: the CRD's own schema and CEL rules must refuse them.
+func TestCRDSchemaRejects(t *testing.T) {
+	ns := newNamespace(t)
+	okVariant := variant("x.example.com", "web", nil)
+	d := func(s string) *metav1.Duration { v, _ := time.ParseDuration(s); return &metav1.Duration{Duration: v} }
+	probe := func(mut func(*v1beta1.HTTPProbe)) *v1beta1.DynamicIngressState {
+		p := &v1beta1.HTTPProbe{URL: "https://flags.example.com/x"}
+		mut(p)
+		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "s-"}, Spec: v1beta1.DynamicIngressStateSpec{Probe: p}}
+	}
+	tests := []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"no template", dynamicIngress(ns, "a", "s", "200", nil, nil), "spec: Invalid value: at least one of passiveIngress and activeIngress must be set"},
+		{"empty expected", func() client.Object {
+			di := dynamicIngress(ns, "b", "s", "", okVariant, nil)
+			return di
+		}(), "spec.expected: Invalid value: at least one of statusCode and body must be set"},
+		{"status code out of range", dynamicIngress(ns, "c", "s", "600", okVariant, nil), `spec.expected.statusCode: Invalid value: "600": spec.expected.statusCode in body should match '^[1-5][0-9][0-9]$'`},
+		{"state and probe both", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"}, Spec: v1beta1.DynamicIngressStateSpec{
+			FixedResponse: &v1beta1.FixedResponse{Status: "200"}, Probe: &v1beta1.HTTPProbe{URL: "https://x.example.com"}}},
+			"exactly one of fixedResponse and probe must be set"},
+		{"state with neither", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "neither"}},
+			"exactly one of fixedResponse and probe must be set"},
+		{"ftp URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "ftp://flags.example.com/x" }), `spec.probe.url: Invalid value: "ftp://flags.example.com/x": must be an absolute http or https URL with a host`},
+		{"relative URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "/flags" }), "must be an absolute http or https URL with a host"},
+		{"interval too short", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("500ms") }), `spec.probe.interval: Invalid value: "500ms": must be at least 1s and at most 24h`},
+		{"interval too long", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("25h") }), "must be at least 1s and at most 24h"},
+		{"timeout over interval", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("2s"); p.Timeout = d("3s") }), "timeout must not be longer than interval"},
+		{"zero timeout", probe(func(p *v1beta1.HTTPProbe) { p.Timeout = d("0s") }), `spec.probe.timeout: Invalid value: "0s": must be more than 0`},
+		{"zero threshold is defaulted, negative refused", probe(func(p *v1beta1.HTTPProbe) { p.FailureThreshold = -1 }), "spec.probe.failureThreshold: Invalid value: -1: spec.probe.failureThreshold in body should be greater than or equal to 1"},
+		{"bad method", probe(func(p *v1beta1.HTTPProbe) { p.Method = "DELETE" }), `spec.probe.method: Unsupported value: "DELETE": supported values: "GET", "HEAD", "POST"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Create error = %v\nwant it to contain %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
+	ns := newNamespace(t)
+	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"},
+		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: "https://flags.example.com/x"}}}
+	create(t, state)
+	want := v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/x", Interval: &metav1.Duration{Duration: 30 * time.Second}, FailureThreshold: 3}
+	if diff := cmp.Diff(want, *state.Spec.Probe); diff != "" {
+		t.Errorf("schema defaults (-want +got):\n%s", diff)
+	}
+
+	di := dynamicIngress(ns, "d", "p", "200", variant("d.example.com", "web", nil), nil)
+	create(t, di)
+	di.Spec.Target.Name = "other"
+	err := k8s.Update(ctx, di)
+	if want := "spec.target: Invalid value: field is immutable"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("changing spec.target: error = %v, want it to contain %q", err, want)
+	}
+}
+
+// TestCRDFieldsAreDescribed holds every field of both CRDs to a description,
+// which is what kubectl explain prints.
+func TestCRDFieldsAreDescribed(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(controlplane.CRDDir(), "*.yaml"))
+	if len(files) != 2 {
+		t.Fatalf("found %d CRD files, want 2", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(raw, crd); err != nil {
+			t.Fatal(err)
+		}
+		if got := crd.Spec.Names.Categories; !cmp.Equal(got, []string{"dynamic"}) {
+			t.Errorf("%s categories = %v, want [dynamic]", crd.Name, got)
+		}
+		var missing []string
+		walkSchema("", crd.Spec.Versions[0].Schema.OpenAPIV3Schema, func(path string, s *apiextensionsv1.JSONSchemaProps) {
+			if s.Description == "" && path != "" && path != ".metadata" && path != ".apiVersion" && path != ".kind" {
+				missing = append(missing, path)
+			}
+		})
+		if len(missing) > 0 {
+			t.Errorf("%s: fields without a description: %v", crd.Name, missing)
+		}
+	}
+}
+
+func walkSchema(path string, s *apiextensionsv1.JSONSchemaProps, visit func(string, *apiextensionsv1.JSONSchemaProps)) {
+	visit(path, s)
+	for name, prop := range s.Properties {
+		walkSchema(path+"."+name, &prop, visit)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		for name, prop := range s.Items.Schema.Properties {
+			walkSchema(path+"[]."+name, &prop, visit)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+func TestActiveCondition(t *testing.T) {
+	body := `{"enabled":true}`
+	di := &v1beta1.DynamicIngress{
+		ObjectMeta: metav1.ObjectMeta{Generation: 4},
+		Spec:       v1beta1.DynamicIngressSpec{State: "flag", Expected: v1beta1.ExpectedResponse{StatusCode: "200", Body: &body}},
+	}
+	state := func(code, body string) *v1beta1.DynamicIngressState {
+		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Name: "flag"}, Status: v1beta1.DynamicIngressStateStatus{StatusCode: code, Body: body}}
+	}
+	tests := []struct {
+		name  string
+		state *v1beta1.DynamicIngressState
+		want  metav1.Condition
+	}{
+		{"missing state", nil, metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "flag" not found`}},
+		{"no response", state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse", Message: `State "flag" has no response`}},
+		{"matched", state("200", `{ "enabled": true }`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
+		{"body differs", state("200", `{"enabled":false}`), metav1.Condition{Status: "False", Reason: "NotMatched", Message: `State "flag" responded 200, which does not match spec.expected`}},
+		{"code differs", state("503", body), metav1.Condition{Status: "False", Reason: "NotMatched", Message: `State "flag" responded 503, which does not match spec.expected`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.Type, tt.want.ObservedGeneration = "Active", 4
+			if diff := cmp.Diff(tt.want, activeCondition(di, tt.state)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadyCondition(t *testing.T) {
+	di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	matched := metav1.Condition{Reason: "Matched"}
+	missing := metav1.Condition{Reason: "StateNotFound", Message: `DynamicIngressState "x" not found`}
+	tests := []struct {
+		name   string
+		active metav1.Condition
+		target targetResult
+		want   metav1.Condition
+	}{
+		{"synced", matched, targetResult{"Synced", "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
+		{"conflict", matched, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"apply failed", matched, targetResult{"ApplyFailed", "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
+		{"state missing, target synced to passive", missing, targetResult{"Synced", "ok"},
+			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the passive template`}},
+		{"state missing and conflict: the conflict shows", missing, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.Type, tt.want.ObservedGeneration = "Ready", 2
+			if diff := cmp.Diff(tt.want, readyCondition(di, tt.active, tt.target)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProbedStatus(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(earlier.Add(time.Hour))
+	withResp := v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 3,
+		Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "ProbeSucceeded", Message: "The probe got HTTP 200", ObservedGeneration: 3, LastTransitionTime: earlier}}}
+	ready := func(status, reason, msg string) []metav1.Condition {
+		return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionStatus(status), Reason: reason, Message: msg, ObservedGeneration: 3}}
+	}
+	tests := []struct {
+		name   string
+		status v1beta1.DynamicIngressStateStatus
+		gen    int64
+		obs    probe.Observation
+		want   v1beta1.DynamicIngressStateStatus
+	}{
+		{
+			name: "new state, not probed yet: Pending",
+			gen:  3,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", ObservedGeneration: 3, Conditions: ready("Unknown", "Pending", "No probe has been done yet")},
+		},
+		{
+			name:   "restarted manager, not probed yet: status kept as it is",
+			status: withResp, gen: 3,
+			want: withResp,
+		},
+		{
+			name:   "spec changed, not probed yet: Pending, last response kept",
+			status: withResp, gen: 4,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 4,
+				Conditions: []metav1.Condition{{Type: "Ready", Status: "Unknown", Reason: "Pending", Message: "No probe has been done yet", ObservedGeneration: 4}}},
+		},
+		{
+			name:   "same response: nothing moves",
+			status: withResp, gen: 3,
+			obs:  probe.Observation{Probed: true, Response: probe.Response{StatusCode: "200", Body: "ok"}},
+			want: withResp,
+		},
+		{
+			name:   "new response moves lastUpdateTime",
+			status: withResp, gen: 3,
+			obs: probe.Observation{Probed: true, Response: probe.Response{StatusCode: "503", Body: "down", Truncated: true}},
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "503", Body: "down", BodyTruncated: true, LastUpdateTime: &now, ObservedGeneration: 3,
+				Conditions: ready("True", "ProbeSucceeded", "The probe got HTTP 503")},
+		},
+		{
+			name:   "failure below threshold keeps the response",
+			status: withResp, gen: 3,
+			obs: probe.Observation{Probed: true, Err: "connection refused"},
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 3,
+				Conditions: ready("False", "ProbeFailed", "connection refused")},
+		},
+		{
+			name:   "failure at threshold clears the response",
+			status: withResp, gen: 3,
+			obs: probe.Observation{Probed: true, Err: "connection refused", ThresholdReached: true},
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", LastUpdateTime: &now, ObservedGeneration: 3,
+				Conditions: ready("False", "ProbeFailed", "connection refused")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Generation: tt.gen}, Status: tt.status}
+			got := probedStatus(state, tt.obs, now)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFixedStatus(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	state := &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Generation: 1},
+		Spec:       v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200", Body: "ok"}},
+	}
+	want := v1beta1.DynamicIngressStateStatus{Mode: "Fixed", StatusCode: "200", Body: "ok", LastUpdateTime: &now, ObservedGeneration: 1,
+		Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Fixed", Message: "The response is fixed in spec.fixedResponse", ObservedGeneration: 1}}}
+	got := fixedStatus(state, now)
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A second pass over the same spec changes nothing.
+	state.Status = got
+	later := metav1.NewTime(now.Add(time.Minute))
+	if diff := cmp.Diff(got, fixedStatus(state, later)); diff != "" {
+		t.Errorf("recomputing an unchanged fixed state changed its status (-before +after):\n%s", diff)
+	}
+}
+
+func TestProbeSpec(t *testing.T) {
+	d := func(s string) *metav1.Duration { v, _ := time.ParseDuration(s); return &metav1.Duration{Duration: v} }
+	tests := []struct {
+		name string
+		in   v1beta1.HTTPProbe
+		want probe.Spec
+	}{
+		{"defaults", v1beta1.HTTPProbe{URL: "http://x"},
+			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 5 * time.Second}, Interval: 30 * time.Second, FailureThreshold: 3}},
+		{"timeout defaults to the interval when shorter than 5s", v1beta1.HTTPProbe{URL: "http://x", Interval: d("2s")},
+			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 2 * time.Second}, Interval: 2 * time.Second, FailureThreshold: 3}},
+		{"everything set", v1beta1.HTTPProbe{URL: "https://x", Method: "POST", Interval: d("1m"), Timeout: d("10s"), FailureThreshold: 1,
+			Headers: []v1beta1.HTTPHeader{{Name: "Accept", Value: "application/json"}}},
+			probe.Spec{Request: probe.Request{Method: "POST", URL: "https://x", Headers: []probe.Header{{Name: "Accept", Value: "application/json"}}, Timeout: 10 * time.Second}, Interval: time.Minute, FailureThreshold: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, probeSpec(&tt.in)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
