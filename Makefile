@@ -50,9 +50,10 @@ GENERATED = api/v1beta1/zz_generated.deepcopy.go config/crd/bases config/rbac/ro
 
 .PHONY: verify-generated
 verify-generated: ## Fail when the generated files differ from what manifests and generate make.
-	@before=$$(find $(GENERATED) -type f 2>/dev/null | sort | xargs cat | sha256sum); \
+	@digest() { { find $(GENERATED) -type f 2>/dev/null || true; } | sort | xargs cat | sha256sum; }; \
+	before=$$(digest); \
 	$(MAKE) --no-print-directory manifests generate >/dev/null; \
-	after=$$(find $(GENERATED) -type f 2>/dev/null | sort | xargs cat | sha256sum); \
+	after=$$(digest); \
 	if [ "$$before" != "$$after" ]; then \
 	  echo "Generated files were stale; they are regenerated now: review and commit them."; \
 	  exit 1; \
@@ -67,9 +68,15 @@ vet: ## go vet.
 	go vet ./...
 
 .PHONY: test
-test: verify-generated vet envtest-assets ## Run every test: unit, envtest suites.
+test: verify-generated vet envtest-assets build ## Run every test: unit, envtest suites, the demo once.
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
+	go run ./cmd/demo --once --manager $(LOCALBIN)/manager > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
+	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: demo
+demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
+	go run ./cmd/demo --manager $(LOCALBIN)/manager $(DEMO_ARGS)
 
 ##@ Build
 

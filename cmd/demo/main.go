@@ -1,0 +1,323 @@
+// Command demo runs dynamic-ingress-operator for real on a local control
+// plane and tells its story: the samples applied, a maintenance window
+// opened by a status API, a kill switch fired by hand, every Ingress
+// switching, and a bad apply rejected. `make demo` runs it; with --once it
+// runs the story once and exits non-zero if any step did not happen.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+const namespace = "demo"
+
+func main() {
+	once := flag.Bool("once", false, "Run the story once and exit; non-zero when a step did not happen.")
+	manager := flag.String("manager", "bin/manager", "Path of the manager binary.")
+	flagAddr := flag.String("flag-service", "127.0.0.1:18080", "Address of the local status API that the maintenance sample probes.")
+	flag.Parse()
+	if err := run(*once, *manager, *flagAddr); err != nil {
+		fmt.Fprintf(os.Stderr, "\nDEMO FAILED: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(once bool, managerPath, flagAddr string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := controlplane.RepoRoot()
+	dir, err := os.MkdirTemp("", "dynamic-ingress-demo-")
+	if err != nil {
+		return err
+	}
+	managerPath, err = filepath.Abs(managerPath)
+	if err != nil {
+		return err
+	}
+
+	title("Starting a local control plane: etcd, kube-apiserver, and kube-controller-manager's garbage collector")
+	cluster, err := controlplane.Start(controlplane.Options{Dir: dir, GarbageCollector: true, WebhookManifests: webhookManifests(root)})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		title("Stopping the control plane")
+		_ = cluster.Stop()
+	}()
+	say("kubeconfig: %s", cluster.Kubeconfig)
+	say("In another terminal:  export KUBECONFIG=%s", cluster.Kubeconfig)
+
+	flags, err := startStatusAPI(flagAddr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = flags.Close() }()
+	say("Status API (plays a feature-flag service): http://%s/api/v1/maintenance", flagAddr)
+
+	title("Starting the manager")
+	args := []string{
+		"--kubeconfig=" + cluster.Kubeconfig,
+		"--health-probe-bind-address=0",
+		// The status API of this demo is on loopback, which probes may not
+		// reach by default: keep the rest of the default deny list.
+		"--probe-deny-cidrs=169.254.0.0/16,fe80::/10,0.0.0.0/8",
+	}
+	if cluster.WebhookCertDir != "" {
+		args = append(args, "--webhook-cert-path="+cluster.WebhookCertDir, fmt.Sprintf("--webhook-port=%d", cluster.WebhookPort))
+	}
+	logPath := filepath.Join(dir, "manager.log")
+	mgr, err := controlplane.StartProcess(logPath, managerPath, args...)
+	if err != nil {
+		return err
+	}
+	defer mgr.Stop(10 * time.Second)
+	say("%s %s", managerPath, strings.Join(args, " "))
+	say("logs: %s", logPath)
+
+	k := &kubectl{path: filepath.Join(controlplane.AssetsDir(), "kubectl"), kubeconfig: cluster.Kubeconfig, dir: root}
+	if err := story(ctx, k, flags); err != nil {
+		if mgr.Exited() {
+			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
+		}
+		return err
+	}
+
+	if once {
+		title("Done: every step happened")
+		return nil
+	}
+	title("The cluster keeps running. Try, in another terminal:")
+	say("export KUBECONFIG=%s", cluster.Kubeconfig)
+	say("kubectl get dynamic -n %s", namespace)
+	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
+	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
+	say("kubectl get ingress -n %s -w", namespace)
+	say("Press Ctrl-C to stop.")
+	<-ctx.Done()
+	return nil
+}
+
+// story runs the steps a newcomer watches, each checked.
+func story(ctx context.Context, k *kubectl, flags *statusAPI) error {
+	title("1. Apply the samples: two states and three DynamicIngresses")
+	if err := k.show("create", "namespace", namespace); err != nil {
+		return err
+	}
+	if err := k.show("apply", "-n", namespace, "-k", "config/samples"); err != nil {
+		return err
+	}
+	if err := k.show("wait", "-n", namespace, "--for=condition=Ready", "dynamicingress", "--all", "--timeout=60s"); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.status.statusCode}=200", "dis/maintenance"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "dynamic"); err != nil {
+		return err
+	}
+	say("The status API says no maintenance and the kill switch is off: only the storefront has an Ingress.")
+	if err := k.show("get", "-n", namespace, "ingress"); err != nil {
+		return err
+	}
+
+	title("2. The status API opens a maintenance window")
+	flags.set(`{"maintenance": true}`)
+	say("GET /api/v1/maintenance now answers {\"maintenance\": true}; the state probes it every 2s.")
+	for _, ing := range []string{"maintenance-page", "alb-maintenance-rule"} {
+		if err := k.waitQuiet("--for=create", "ingress/"+ing); err != nil {
+			return err
+		}
+	}
+	if err := k.show("get", "-n", namespace, "dynamicingress"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "ingress"); err != nil {
+		return err
+	}
+
+	title("3. The kill switch fires: the storefront goes to the sorry page")
+	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+		return err
+	}
+
+	title("4. All clear: the window closes and the kill switch is reset")
+	flags.set(`{"maintenance": false}`)
+	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`); err != nil {
+		return err
+	}
+	for _, ing := range []string{"maintenance-page", "alb-maintenance-rule"} {
+		if err := k.waitQuiet("--for=delete", "ingress/"+ing); err != nil {
+			return err
+		}
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "ingress", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "events", "--field-selector", "reason=Switched", "--sort-by=.metadata.creationTimestamp"); err != nil {
+		return err
+	}
+
+	title("5. A bad apply is rejected at once, with the field and the reason")
+	return k.showRejected(badDynamicIngress, "at least one of passiveIngress and activeIngress must be set")
+}
+
+const badDynamicIngress = `apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata:
+  name: broken
+spec:
+  target:
+    name: broken
+  state: killswitch
+  expected:
+    statusCode: "200"
+`
+
+// webhookManifests is config/webhook when the project has webhooks.
+func webhookManifests(root string) string {
+	dir := filepath.Join(root, "config", "webhook")
+	if _, err := os.Stat(filepath.Join(dir, "manifests.yaml")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// kubectl runs the real kubectl against the demo cluster.
+type kubectl struct {
+	path, kubeconfig, dir string
+}
+
+func (k *kubectl) command(stdin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(k.path, args...)
+	cmd.Dir = k.dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	return cmd
+}
+
+// show prints a kubectl command and its output, and fails when it fails.
+func (k *kubectl) show(args ...string) error {
+	fmt.Printf("\n$ kubectl %s\n", quoteArgs(args))
+	cmd := k.command("", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &out), io.MultiWriter(os.Stdout, &out)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kubectl %s: %w", quoteArgs(args), err)
+	}
+	return nil
+}
+
+// waitQuiet waits with kubectl wait, printing only a summary.
+func (k *kubectl) waitQuiet(args ...string) error {
+	full := append([]string{"wait", "-n", namespace, "--timeout=60s"}, args...)
+	start := time.Now()
+	out, err := k.command("", full...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl %s: %w\n%s", quoteArgs(full), err, out)
+	}
+	result := strings.TrimSpace(string(out))
+	if result == "" {
+		result = args[len(args)-1] + " is gone"
+	}
+	say("waited %.1fs: %s", time.Since(start).Seconds(), result)
+	return nil
+}
+
+// showRejected applies a manifest that must be refused, prints kubectl's
+// answer, and checks that the refusal says want.
+func (k *kubectl) showRejected(manifest, want string) error {
+	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", namespace, manifest)
+	out, err := k.command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
+	fmt.Print(string(out))
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return fmt.Errorf("the bad DynamicIngress was not rejected (err %v)", err)
+	}
+	if !strings.Contains(string(out), want) {
+		return fmt.Errorf("the rejection does not say %q", want)
+	}
+	say("kubectl exited with code %d; nothing was created.", exit.ExitCode())
+	return nil
+}
+
+func quoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " {}\"'$") {
+			a = "'" + a + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+func title(s string) { fmt.Printf("\n==> %s\n", s) }
+func say(format string, args ...any) {
+	fmt.Printf("    "+format+"\n", args...)
+}
+
+// statusAPI plays the status API of the maintenance sample. GET answers the
+// current body; PUT replaces it.
+type statusAPI struct {
+	*http.Server
+	mu   sync.Mutex
+	body string
+}
+
+func startStatusAPI(addr string) (*statusAPI, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("the demo's status API needs %s: %w", addr, err)
+	}
+	s := &statusAPI{body: `{"maintenance": false}`}
+	s.Server = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/maintenance" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method == http.MethodPut {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+			s.set(string(body))
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, s.body)
+	})}
+	go func() { _ = s.Serve(l) }()
+	return s, nil
+}
+
+func (s *statusAPI) set(body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.body = body
+}
