@@ -14,7 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/csaupgrade"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,24 +134,64 @@ func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.D
 	if err != nil {
 		return applyFailed(err)
 	}
-	if existing != nil {
-		upToDate, err := ingress.UpToDate(existing, desired, v1beta1.FieldOwner)
-		if err != nil {
-			return applyFailed(err)
-		}
-		if upToDate {
-			return synced("Ingress %s follows the %s template", key, mode)
-		}
+	if existing == nil {
+		return r.createTarget(ctx, key, desired, mode)
 	}
-	if err := r.Apply(ctx, desired, client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
+	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
+		return applyFailed(fmt.Errorf("taking over the fields of Ingress %s: %w", key, err))
+	}
+	upToDate, err := ingress.UpToDate(existing, desired, v1beta1.FieldOwner)
+	if err != nil {
+		return applyFailed(err)
+	}
+	if upToDate {
+		return synced("Ingress %s follows the %s template", key, mode)
+	}
+	// The UID is a precondition: the apply fails rather than touch an
+	// Ingress that replaced ours since it was read.
+	if err := r.Apply(ctx, desired.WithUID(existing.UID), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
 		return applyFailed(fmt.Errorf("applying Ingress %s: %w", key, err))
 	}
-	if existing == nil {
-		log.Info("Created Ingress", "ingress", key, "mode", mode)
-	} else {
-		log.Info("Updated Ingress", "ingress", key, "mode", mode)
+	log.Info("Updated Ingress", "ingress", key, "mode", mode)
+	return synced("Ingress %s follows the %s template", key, mode)
+}
+
+// createTarget creates the target with a plain create, which fails when an
+// Ingress of that name appeared since it was read, where an apply would
+// take that Ingress over. The created fields then move to the apply field
+// owner, so that later applies can remove them.
+func (r *DynamicIngressReconciler) createTarget(ctx context.Context, key types.NamespacedName, desired *networkingv1ac.IngressApplyConfiguration, mode string) (targetResult, error) {
+	ing, err := ingress.Object(desired)
+	if err != nil {
+		return applyFailed(err)
+	}
+	if err := r.Create(ctx, ing, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return targetResult{reason: v1beta1.ReasonTargetConflict,
+				message: fmt.Sprintf("Ingress %s was created by someone else; it is left untouched", key)}, nil
+		}
+		return applyFailed(fmt.Errorf("creating Ingress %s: %w", key, err))
+	}
+	ctrl.LoggerFrom(ctx).Info("Created Ingress", "ingress", key, "mode", mode)
+	if _, err := r.ownCreatedFields(ctx, ing); err != nil {
+		return applyFailed(fmt.Errorf("taking over the fields of Ingress %s: %w", key, err))
 	}
 	return synced("Ingress %s follows the %s template", key, mode)
+}
+
+// ownCreatedFields moves the fields that our create set (an Update entry
+// of our field owner) to our apply entry, guarded by resourceVersion. It
+// returns the Ingress as it is afterwards.
+func (r *DynamicIngressReconciler) ownCreatedFields(ctx context.Context, ing *networkingv1.Ingress) (*networkingv1.Ingress, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(ing, sets.New(v1beta1.FieldOwner), v1beta1.FieldOwner)
+	if err != nil || patch == nil {
+		return ing, err
+	}
+	ing = ing.DeepCopy()
+	if err := r.Patch(ctx, ing, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return nil, err
+	}
+	return ing, nil
 }
 
 func synced(format string, args ...any) (targetResult, error) {

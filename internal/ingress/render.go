@@ -69,6 +69,19 @@ func Render(di *v1beta1.DynamicIngress, tpl *v1beta1.IngressTemplate) (*networki
 	return out, nil
 }
 
+// Object is the typed Ingress an apply configuration describes, to create it.
+func Object(ac *networkingv1ac.IngressApplyConfiguration) (*networkingv1.Ingress, error) {
+	raw, err := json.Marshal(ac)
+	if err != nil {
+		return nil, err
+	}
+	out := &networkingv1.Ingress{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // specApplyConfiguration converts a typed IngressSpec; both share one JSON
 // form. An empty spec gives nil, so that nothing is claimed for it.
 func specApplyConfiguration(spec networkingv1.IngressSpec) (*networkingv1ac.IngressSpecApplyConfiguration, error) {
