@@ -14,10 +14,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
 )
 
 func main() {
@@ -36,6 +38,9 @@ func run() error {
 		concurrency            int
 		apiQPS                 float64
 		apiBurst               int
+		webhookCertPath        string
+		webhookPort            int
+		enableWebhooks         bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8080; 0 turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
@@ -45,6 +50,9 @@ func run() error {
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 32, "DynamicIngresses synced at once after a state changes.")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Sustained requests per second to the API server.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of requests to the API server.")
+	flag.StringVar(&webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server.")
+	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks; turn off to run without certificates (make run).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -74,6 +82,7 @@ func run() error {
 		Cache:                  controller.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
+		WebhookServer:          webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "dynamic-ingress-operator.ingress.dynamicingress.io",
 	})
@@ -88,12 +97,21 @@ func run() error {
 	}); err != nil {
 		return err
 	}
+	readyCheck := healthz.Ping
+	if enableWebhooks {
+		if err := webhookv1beta1.SetupWebhooksWithManager(mgr, guard); err != nil {
+			return fmt.Errorf("setting up the webhooks: %w", err)
+		}
+		// Ready once the webhook server serves, so that a Service does not
+		// send admission requests to a manager that cannot answer them.
+		readyCheck = mgr.GetWebhookServer().StartedChecker()
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", readyCheck); err != nil {
 		return err
 	}
-	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeMaxBodyBytes", maxBodyBytes)
+	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks)
 	return mgr.Start(ctx)
 }

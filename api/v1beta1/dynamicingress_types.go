@@ -89,7 +89,8 @@ type ExpectedResponse struct {
 	// statusCode is the HTTP status code to match, three digits from 100 to
 	// 599, compared as a string.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^[1-5][0-9][0-9]$`
+	// +kubebuilder:validation:MaxLength=3
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[1-5][0-9][0-9]$')",message="must be an HTTP status code: three digits from 100 to 599"
 	StatusCode string `json:"statusCode,omitempty"`
 
 	// body is the response body to match. When both this and the state's

@@ -22,7 +22,8 @@ type FixedResponse struct {
 	// status is the HTTP status code of the response, three digits from
 	// 100 to 599.
 	// +required
-	// +kubebuilder:validation:Pattern=`^[1-5][0-9][0-9]$`
+	// +kubebuilder:validation:MaxLength=3
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[1-5][0-9][0-9]$')",message="must be an HTTP status code: three digits from 100 to 599"
 	Status string `json:"status"`
 
 	// body of the response.
@@ -39,7 +40,7 @@ type ProbeType string
 const ProbeTypeHTTP ProbeType = "HTTP"
 
 // HTTPProbe describes an HTTP request the operator sends on an interval.
-// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || duration(self.timeout) <= duration(self.interval)",message="timeout must not be longer than interval"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || duration(self.timeout) <= duration(self.interval)",message="must not be longer than the interval",fieldPath=".timeout"
 type HTTPProbe struct {
 	// type of the probe. HTTP is the only type for now.
 	// +optional

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,28 +9,6 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
-
-// Probe defaults that the schema cannot express, shared with the webhook.
-const (
-	DefaultProbeInterval   = 30 * time.Second
-	MaxDefaultProbeTimeout = 5 * time.Second
-)
-
-// ProbeTimeout is spec.timeout, or the shorter of 5s and the interval.
-func ProbeTimeout(p *v1beta1.HTTPProbe) time.Duration {
-	if p.Timeout != nil {
-		return p.Timeout.Duration
-	}
-	return min(MaxDefaultProbeTimeout, ProbeInterval(p))
-}
-
-// ProbeInterval is spec.interval, or 30s.
-func ProbeInterval(p *v1beta1.HTTPProbe) time.Duration {
-	if p.Interval != nil && p.Interval.Duration > 0 {
-		return p.Interval.Duration
-	}
-	return DefaultProbeInterval
-}
 
 // probeSpec turns a state's probe into what the scheduler runs.
 func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
@@ -45,11 +22,11 @@ func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
 	}
 	threshold := int(p.FailureThreshold)
 	if threshold < 1 {
-		threshold = 3
+		threshold = v1beta1.DefaultProbeFailureThreshold
 	}
 	return probe.Spec{
-		Request:          probe.Request{Method: method, URL: p.URL, Headers: headers, Timeout: ProbeTimeout(p)},
-		Interval:         ProbeInterval(p),
+		Request:          probe.Request{Method: method, URL: p.URL, Headers: headers, Timeout: p.TimeoutOrDefault()},
+		Interval:         p.IntervalOrDefault(),
 		FailureThreshold: threshold,
 	}
 }

@@ -1,0 +1,29 @@
+package v1beta1
+
+import "time"
+
+// Probe defaults. The schema sets interval and failureThreshold; the
+// timeout default depends on the interval, which only the webhook (and the
+// controller, for objects that bypassed it) can work out.
+const (
+	DefaultProbeInterval         = 30 * time.Second
+	MaxDefaultProbeTimeout       = 5 * time.Second
+	DefaultProbeFailureThreshold = 3
+)
+
+// IntervalOrDefault is spec.probe.interval, or 30s when unset.
+func (p *HTTPProbe) IntervalOrDefault() time.Duration {
+	if p.Interval != nil && p.Interval.Duration > 0 {
+		return p.Interval.Duration
+	}
+	return DefaultProbeInterval
+}
+
+// TimeoutOrDefault is spec.probe.timeout, or the shorter of 5s and the
+// interval when unset.
+func (p *HTTPProbe) TimeoutOrDefault() time.Duration {
+	if p.Timeout != nil {
+		return p.Timeout.Duration
+	}
+	return min(MaxDefaultProbeTimeout, p.IntervalOrDefault())
+}

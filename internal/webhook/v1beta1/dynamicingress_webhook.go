@@ -1,0 +1,141 @@
+package v1beta1
+
+import (
+	"context"
+	"fmt"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
+)
+
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+
+// DynamicIngressDefaulter defaults DynamicIngresses.
+type DynamicIngressDefaulter struct{}
+
+var _ admission.Defaulter[*v1beta1.DynamicIngress] = DynamicIngressDefaulter{}
+
+// Default implements admission.Defaulter.
+func (DynamicIngressDefaulter) Default(_ context.Context, di *v1beta1.DynamicIngress) error {
+	DefaultDynamicIngress(di)
+	return nil
+}
+
+// DynamicIngressValidator validates DynamicIngresses: the static rules, the
+// target not existing yet (on create), and each template being an Ingress
+// the API server accepts.
+type DynamicIngressValidator struct {
+	// Reader reads Ingresses live, past any cache, so that an Ingress
+	// created a moment ago is seen.
+	Reader client.Reader
+	// Writer sends the dry-run writes that check the templates.
+	Writer client.Writer
+}
+
+var _ admission.Validator[*v1beta1.DynamicIngress] = DynamicIngressValidator{}
+
+// ValidateCreate implements admission.Validator.
+func (v DynamicIngressValidator) ValidateCreate(ctx context.Context, di *v1beta1.DynamicIngress) (admission.Warnings, error) {
+	errs := ValidateDynamicIngress(nil, di)
+	if len(errs) == 0 {
+		existing, err := v.target(ctx, di)
+		switch {
+		case err != nil:
+			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), err))
+		case existing != nil:
+			key := existing.Namespace + "/" + existing.Name
+			errs = append(errs, field.Invalid(field.NewPath("spec", "target"), key,
+				fmt.Sprintf("Ingress %s already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name", key)))
+		default:
+			errs = append(errs, v.validateTemplates(ctx, di, nil)...)
+		}
+	}
+	return nil, invalid(di.Name, "DynamicIngress", errs)
+}
+
+// ValidateUpdate implements admission.Validator.
+func (v DynamicIngressValidator) ValidateUpdate(ctx context.Context, old, di *v1beta1.DynamicIngress) (admission.Warnings, error) {
+	errs := ValidateDynamicIngress(old, di)
+	if len(errs) == 0 {
+		existing, err := v.target(ctx, di)
+		if err != nil {
+			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), err))
+		} else {
+			errs = append(errs, v.validateTemplates(ctx, di, existing)...)
+		}
+	}
+	return nil, invalid(di.Name, "DynamicIngress", errs)
+}
+
+// ValidateDelete implements admission.Validator.
+func (DynamicIngressValidator) ValidateDelete(context.Context, *v1beta1.DynamicIngress) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v DynamicIngressValidator) target(ctx context.Context, di *v1beta1.DynamicIngress) (*networkingv1.Ingress, error) {
+	ing := &networkingv1.Ingress{}
+	err := v.Reader.Get(ctx, types.NamespacedName{Namespace: ingress.TargetNamespace(di), Name: di.Spec.Target.Name}, ing)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the target Ingress: %w", err)
+	}
+	return ing, nil
+}
+
+// validateTemplates sends each template to the API server as a dry run of
+// the Ingress the operator would write. An existing target of this
+// DynamicIngress is dry-run updated, so that Ingress admission webhooks that
+// check host and path clashes see the same Ingress; otherwise the target
+// is dry-run created.
+func (v DynamicIngressValidator) validateTemplates(ctx context.Context, di *v1beta1.DynamicIngress, existing *networkingv1.Ingress) field.ErrorList {
+	var errs field.ErrorList
+	variants := []struct {
+		name    string
+		variant *v1beta1.IngressVariant
+	}{{"passiveIngress", di.Spec.PassiveIngress}, {"activeIngress", di.Spec.ActiveIngress}}
+	for _, tv := range variants {
+		if tv.variant == nil {
+			continue
+		}
+		path := field.NewPath("spec", tv.name, "template")
+		errs = append(errs, templateErrors(path, field.NewPath("spec", "target", "name"), v.dryRun(ctx, di, &tv.variant.Template, existing))...)
+	}
+	return errs
+}
+
+func (v DynamicIngressValidator) dryRun(ctx context.Context, di *v1beta1.DynamicIngress, tpl *v1beta1.IngressTemplate, existing *networkingv1.Ingress) error {
+	desired, err := ingress.Render(di, tpl)
+	if err != nil {
+		return err
+	}
+	ing, err := ingress.Object(desired)
+	if err != nil {
+		return err
+	}
+	// A new DynamicIngress has no UID yet to refer to.
+	ing.OwnerReferences = nil
+	switch {
+	case existing == nil:
+		return v.Writer.Create(ctx, ing, client.DryRunAll)
+	case metav1.IsControlledBy(existing, di):
+		updated := existing.DeepCopy()
+		updated.Labels, updated.Annotations, updated.Spec = ing.Labels, ing.Annotations, ing.Spec
+		return v.Writer.Update(ctx, updated, client.DryRunAll)
+	default:
+		// Someone else's Ingress holds the name: check the shape under a
+		// generated name.
+		ing.Name, ing.GenerateName = "", "dynamicingress-validation-"
+		return v.Writer.Create(ctx, ing, client.DryRunAll)
+	}
+}

@@ -1,0 +1,47 @@
+package v1beta1
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=mdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=vdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+
+// DynamicIngressStateDefaulter defaults DynamicIngressStates.
+type DynamicIngressStateDefaulter struct{}
+
+var _ admission.Defaulter[*v1beta1.DynamicIngressState] = DynamicIngressStateDefaulter{}
+
+// Default implements admission.Defaulter.
+func (DynamicIngressStateDefaulter) Default(_ context.Context, state *v1beta1.DynamicIngressState) error {
+	DefaultDynamicIngressState(state)
+	return nil
+}
+
+// DynamicIngressStateValidator validates DynamicIngressStates against the
+// rules of SPEC §4 and the manager's probe guard.
+type DynamicIngressStateValidator struct {
+	Guard probe.Guard
+}
+
+var _ admission.Validator[*v1beta1.DynamicIngressState] = DynamicIngressStateValidator{}
+
+// ValidateCreate implements admission.Validator.
+func (v DynamicIngressStateValidator) ValidateCreate(_ context.Context, state *v1beta1.DynamicIngressState) (admission.Warnings, error) {
+	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
+}
+
+// ValidateUpdate implements admission.Validator.
+func (v DynamicIngressStateValidator) ValidateUpdate(_ context.Context, _, state *v1beta1.DynamicIngressState) (admission.Warnings, error) {
+	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
+}
+
+// ValidateDelete implements admission.Validator.
+func (DynamicIngressStateValidator) ValidateDelete(context.Context, *v1beta1.DynamicIngressState) (admission.Warnings, error) {
+	return nil, nil
+}

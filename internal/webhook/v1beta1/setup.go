@@ -1,0 +1,35 @@
+package v1beta1
+
+import (
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+// SetupWebhooksWithManager registers the defaulting and validating webhooks
+// of both kinds with the manager's webhook server.
+func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
+		WithDefaulter(DynamicIngressDefaulter{}).
+		WithValidator(DynamicIngressValidator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}).
+		Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngressState{}).
+		WithDefaulter(DynamicIngressStateDefaulter{}).
+		WithValidator(DynamicIngressStateValidator{Guard: guard}).
+		Complete()
+}
+
+// invalid is the Invalid status kubectl prints as
+// `The <Kind> "<name>" is invalid: <field>: <reason>`, or nil.
+func invalid(name, kind string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: kind}, name, errs)
+}

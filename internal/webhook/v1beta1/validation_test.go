@@ -1,0 +1,327 @@
+package v1beta1
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+func validDynamicIngress() *v1beta1.DynamicIngress {
+	return &v1beta1.DynamicIngress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront"},
+		Spec: v1beta1.DynamicIngressSpec{
+			Target:        v1beta1.TargetReference{Name: "storefront", Namespace: "shop"},
+			ActiveIngress: &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Spec: networkingv1.IngressSpec{}}},
+			State:         "killswitch",
+			Expected:      v1beta1.ExpectedResponse{StatusCode: "200"},
+		},
+	}
+}
+
+func TestValidateDynamicIngress(t *testing.T) {
+	body := "ok"
+	tests := []struct {
+		name   string
+		old    func(*v1beta1.DynamicIngress)
+		mutate func(*v1beta1.DynamicIngress)
+		want   field.ErrorList
+	}{
+		{name: "valid", mutate: func(*v1beta1.DynamicIngress) {}},
+		{name: "valid with body only", mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Expected = v1beta1.ExpectedResponse{Body: &body} }},
+		{name: "valid with target namespace left empty", mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Target.Namespace = "" }},
+		{
+			name:   "target namespace elsewhere",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Target.Namespace = "kube-system" },
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec", "target", "namespace"),
+				`must be the DynamicIngress's own namespace "shop", not "kube-system": a DynamicIngress manages an Ingress of its own namespace only`)},
+		},
+		{
+			name:   "target name missing",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Target.Name = "" },
+			want:   field.ErrorList{field.Required(field.NewPath("spec", "target", "name"), "the name of the Ingress to create and own")},
+		},
+		{
+			name:   "target name not a DNS name",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Target.Name = "Store_Front" },
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "target", "name"), "Store_Front",
+				"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")},
+		},
+		{
+			name:   "target renamed",
+			old:    func(di *v1beta1.DynamicIngress) { di.Spec.Target.Name = "old-name" },
+			mutate: func(*v1beta1.DynamicIngress) {},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "target"), "shop/storefront",
+				"field is immutable (it was shop/old-name): create a new DynamicIngress for another target")},
+		},
+		{
+			name:   "target namespace defaulted on update is no change",
+			old:    func(di *v1beta1.DynamicIngress) { di.Spec.Target.Namespace = "" },
+			mutate: func(*v1beta1.DynamicIngress) {},
+		},
+		{
+			name:   "both templates null",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.ActiveIngress, di.Spec.PassiveIngress = nil, nil },
+			want: field.ErrorList{field.Required(field.NewPath("spec"),
+				"at least one of passiveIngress and activeIngress must be set (null means no Ingress in that mode)")},
+		},
+		{
+			name:   "empty expected",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Expected = v1beta1.ExpectedResponse{} },
+			want:   field.ErrorList{field.Required(field.NewPath("spec", "expected"), "at least one of statusCode and body must be set")},
+		},
+		{
+			name:   "status code 600",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Expected.StatusCode = "600" },
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "expected", "statusCode"), "600",
+				"must be an HTTP status code: three digits from 100 to 599")},
+		},
+		{
+			name:   "status code 99",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Expected.StatusCode = "099" },
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "expected", "statusCode"), "099",
+				"must be an HTTP status code: three digits from 100 to 599")},
+		},
+		{
+			name:   "state missing",
+			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.State = "" },
+			want:   field.ErrorList{field.Required(field.NewPath("spec", "state"), "the name of a DynamicIngressState in the same namespace")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			di := validDynamicIngress()
+			tt.mutate(di)
+			var old *v1beta1.DynamicIngress
+			if tt.old != nil {
+				old = validDynamicIngress()
+				tt.old(old)
+			}
+			if diff := cmp.Diff(tt.want, ValidateDynamicIngress(old, di)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func validProbeState() *v1beta1.DynamicIngressState {
+	state := &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "flags"},
+		Spec:       v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: "https://flags.example.com/api/v1/flags/killswitch"}},
+	}
+	DefaultDynamicIngressState(state)
+	return state
+}
+
+func TestValidateDynamicIngressState(t *testing.T) {
+	guard, err := probe.ParseGuard(probe.DefaultDenyCIDRs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dur := func(s string) *metav1.Duration { d, _ := time.ParseDuration(s); return &metav1.Duration{Duration: d} }
+	probePath := field.NewPath("spec", "probe")
+	tests := []struct {
+		name   string
+		mutate func(*v1beta1.DynamicIngressState)
+		guard  *probe.Guard
+		want   field.ErrorList
+	}{
+		{name: "valid probe", mutate: func(*v1beta1.DynamicIngressState) {}},
+		{name: "valid fixed", mutate: func(s *v1beta1.DynamicIngressState) {
+			s.Spec = v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "503", Body: "down"}}
+		}},
+		{
+			name: "both",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
+			},
+			want: field.ErrorList{field.Forbidden(probePath, "exactly one of fixedResponse and probe may be set, and fixedResponse is set too")},
+		},
+		{
+			name:   "neither",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe = nil },
+			want:   field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse and probe must be set")},
+		},
+		{
+			name: "fixed status out of range",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec = v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "2000"}}
+			},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "fixedResponse", "status"), "2000", "must be an HTTP status code: three digits from 100 to 599")},
+		},
+		{
+			name:   "ftp URL",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "ftp://flags.example.com/x" },
+			want:   field.ErrorList{field.Invalid(probePath.Child("url"), "ftp://flags.example.com/x", "must be an absolute http or https URL with a host")},
+		},
+		{
+			name:   "relative URL",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "/api/v1/flags" },
+			want:   field.ErrorList{field.Invalid(probePath.Child("url"), "/api/v1/flags", "must be an absolute http or https URL with a host")},
+		},
+		{
+			name:   "URL without host",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http:///x" },
+			want:   field.ErrorList{field.Invalid(probePath.Child("url"), "http:///x", "must be an absolute http or https URL with a host")},
+		},
+		{
+			name:   "loopback literal denied",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http://127.0.0.1:8080/flags" },
+			want: field.ErrorList{field.Invalid(probePath.Child("url"), "http://127.0.0.1:8080/flags",
+				"address 127.0.0.1 is inside denied range 127.0.0.0/8 (the manager's --probe-deny-cidrs)")},
+		},
+		{
+			name:   "metadata address denied",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http://169.254.169.254/latest/meta-data" },
+			want: field.ErrorList{field.Invalid(probePath.Child("url"), "http://169.254.169.254/latest/meta-data",
+				"address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)")},
+		},
+		{
+			name:   "mapped IPv6 loopback denied",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http://[::ffff:127.0.0.1]/" },
+			want: field.ErrorList{field.Invalid(probePath.Child("url"), "http://[::ffff:127.0.0.1]/",
+				"address 127.0.0.1 is inside denied range 127.0.0.0/8 (the manager's --probe-deny-cidrs)")},
+		},
+		{
+			name:   "loopback allowed by an empty guard",
+			guard:  &probe.Guard{},
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http://127.0.0.1:8080/flags" },
+		},
+		{
+			name:   "interval under 1s",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("500ms"), dur("100ms") },
+			want:   field.ErrorList{field.Invalid(probePath.Child("interval"), "500ms", "must be at least 1s and at most 24h")},
+		},
+		{
+			name:   "interval over 24h",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval = dur("25h") },
+			want:   field.ErrorList{field.Invalid(probePath.Child("interval"), "25h0m0s", "must be at least 1s and at most 24h")},
+		},
+		{
+			name:   "zero timeout",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Timeout = dur("0s") },
+			want:   field.ErrorList{field.Invalid(probePath.Child("timeout"), "0s", "must be more than 0")},
+		},
+		{
+			name:   "timeout over interval",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("3s") },
+			want:   field.ErrorList{field.Invalid(probePath.Child("timeout"), "3s", "must not be longer than the interval (2s)")},
+		},
+		{
+			name:   "timeout equal to interval",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("2s") },
+		},
+		{
+			name:   "failureThreshold 0",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.FailureThreshold = 0 },
+			want:   field.ErrorList{field.Invalid(probePath.Child("failureThreshold"), int32(0), "must be at least 1")},
+		},
+		{
+			name:   "method not supported",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Method = "PUT" },
+			want:   field.ErrorList{field.NotSupported(probePath.Child("method"), "PUT", []string{"GET", "HEAD", "POST"})},
+		},
+		{
+			name:   "bad header name",
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Headers = []v1beta1.HTTPHeader{{Name: "X Bad", Value: "v"}} },
+			want:   field.ErrorList{field.Invalid(probePath.Child("headers").Index(0).Child("name"), "X Bad", "must be a valid HTTP header name")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := validProbeState()
+			tt.mutate(state)
+			g := guard
+			if tt.guard != nil {
+				g = *tt.guard
+			}
+			if diff := cmp.Diff(tt.want, ValidateDynamicIngressState(state, g)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	dur := func(s string) *metav1.Duration { d, _ := time.ParseDuration(s); return &metav1.Duration{Duration: d} }
+	tests := []struct {
+		name string
+		in   v1beta1.HTTPProbe
+		want v1beta1.HTTPProbe
+	}{
+		{"all defaults", v1beta1.HTTPProbe{URL: "https://x"},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("30s"), Timeout: dur("5s"), FailureThreshold: 3}},
+		{"short interval gives a short timeout", v1beta1.HTTPProbe{URL: "https://x", Interval: dur("2s")},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("2s"), Timeout: dur("2s"), FailureThreshold: 3}},
+		{"set values kept", v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: 1},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := &v1beta1.DynamicIngressState{Spec: v1beta1.DynamicIngressStateSpec{Probe: &tt.in}}
+			DefaultDynamicIngressState(state)
+			if diff := cmp.Diff(tt.want, *state.Spec.Probe); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	fixed := &v1beta1.DynamicIngressState{Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}
+	before := fixed.DeepCopy()
+	DefaultDynamicIngressState(fixed)
+	if diff := cmp.Diff(before, fixed); diff != "" {
+		t.Errorf("defaulting changed a fixed state (-before +after):\n%s", diff)
+	}
+
+	di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop"}}
+	DefaultDynamicIngress(di)
+	if di.Spec.Target.Namespace != "shop" {
+		t.Errorf("spec.target.namespace = %q, want shop", di.Spec.Target.Namespace)
+	}
+	di.Spec.Target.Namespace = "other"
+	DefaultDynamicIngress(di)
+	if di.Spec.Target.Namespace != "other" {
+		t.Errorf("defaulting replaced a set spec.target.namespace with %q", di.Spec.Target.Namespace)
+	}
+}
+
+func TestTemplateErrors(t *testing.T) {
+	tpl := field.NewPath("spec", "activeIngress", "template")
+	name := field.NewPath("spec", "target", "name")
+	serverErr := apierrors.NewInvalid(schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, "x", field.ErrorList{
+		field.NotSupported(field.NewPath("spec", "rules").Index(0).Child("http", "paths").Index(0).Child("pathType"), "Sometimes", []string{"Exact", "Prefix"}),
+		field.Invalid(field.NewPath("metadata", "annotations"), "x", "bad annotation"),
+		field.Invalid(field.NewPath("metadata", "name"), "X", "bad name"),
+		field.Required(field.NewPath("spec"), "either `defaultBackend` or `rules` must be specified"),
+	})
+	got := templateErrors(tpl, name, serverErr).ToAggregate().Error()
+	want := `[spec.activeIngress.template.spec.rules[0].http.paths[0].pathType: Unsupported value: "Sometimes": supported values: "Exact", "Prefix", ` +
+		`spec.activeIngress.template.metadata.annotations: Invalid value: "x": bad annotation, ` +
+		`spec.target.name: Invalid value: "X": bad name, ` +
+		"spec.activeIngress.template.spec: Required value: either `defaultBackend` or `rules` must be specified]"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	other := apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}, "x", errorString("admission webhook \"validate.nginx.ingress.kubernetes.io\" denied the request: host clash"))
+	got = templateErrors(tpl, name, other).ToAggregate().Error()
+	if !strings.HasPrefix(got, "spec.activeIngress.template: Invalid value: the API server rejects this template as an Ingress: ") || !strings.Contains(got, "host clash") {
+		t.Errorf("a rejection without causes reads %q", got)
+	}
+	if errs := templateErrors(tpl, name, nil); errs != nil {
+		t.Errorf("no error gave %v", errs)
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

@@ -1,0 +1,334 @@
+package v1beta1_test
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+func route(host, service, path string) *v1beta1.IngressVariant {
+	pathType := networkingv1.PathTypePrefix
+	return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+		Host: host,
+		IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+			Path: path, PathType: &pathType,
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}}},
+		}}}},
+	}}}}}
+}
+
+func newDI(ns, name string) *v1beta1.DynamicIngress {
+	return &v1beta1.DynamicIngress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta1.DynamicIngressSpec{
+			Target:         v1beta1.TargetReference{Name: name},
+			PassiveIngress: route(name+".example.com", "web", "/"),
+			ActiveIngress:  route(name+".example.com", "sorry", "/"),
+			State:          "flag",
+			Expected:       v1beta1.ExpectedResponse{StatusCode: "200"},
+		},
+	}
+}
+
+func newProbeState(ns, name, url string) *v1beta1.DynamicIngressState {
+	return &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: url}},
+	}
+}
+
+// TestRejections sends bad objects through the API server and asserts what
+// kubectl would print, and that nothing was created.
+func TestRejections(t *testing.T) {
+	ns := newNamespace(t)
+	taken := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: route("t.example.com", "x", "/").Template.Spec}
+	if err := k8s.Create(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		obj  client.Object
+		// field is the path of the cause, msg what kubectl prints after it.
+		field, msg string
+	}{
+		{
+			name: "target already exists",
+			obj:  newDI(ns, "taken"),
+			field: "spec.target", msg: `Invalid value: "` + ns + `/taken": Ingress ` + ns + `/taken already exists`,
+		},
+		{
+			name: "target in another namespace",
+			obj: func() client.Object {
+				di := newDI(ns, "elsewhere")
+				di.Spec.Target.Namespace = "default"
+				return di
+			}(),
+			field: "spec.target.namespace", msg: `Forbidden: must be the DynamicIngress's own namespace "` + ns + `", not "default"`,
+		},
+		{
+			name: "template the API server rejects as an Ingress",
+			obj: func() client.Object {
+				di := newDI(ns, "bad-path")
+				di.Spec.ActiveIngress = route("b.example.com", "sorry", "sorry-page")
+				return di
+			}(),
+			field: "spec.activeIngress.template.spec.rules[0].http.paths[0].path", msg: `Invalid value: "sorry-page": must be an absolute path`,
+		},
+		{
+			name: "template with neither rules nor default backend",
+			obj: func() client.Object {
+				di := newDI(ns, "empty-tpl")
+				di.Spec.PassiveIngress = &v1beta1.IngressVariant{}
+				return di
+			}(),
+			field: "spec.passiveIngress.template.spec", msg: "Invalid value: null: either `defaultBackend` or `rules` must be specified",
+		},
+		{
+			name: "template with a bad annotation name",
+			obj: func() client.Object {
+				di := newDI(ns, "bad-annotation")
+				di.Spec.ActiveIngress.Template.Metadata.Annotations = map[string]string{"not valid/": "x"}
+				return di
+			}(),
+			field: "spec.activeIngress.template.metadata.annotations", msg: `Invalid value: "not valid/"`,
+		},
+		{
+			name: "both templates null",
+			obj: func() client.Object {
+				di := newDI(ns, "no-templates")
+				di.Spec.PassiveIngress, di.Spec.ActiveIngress = nil, nil
+				return di
+			}(),
+			field: "spec", msg: "Invalid value: at least one of passiveIngress and activeIngress must be set",
+		},
+		{
+			name: "empty expected",
+			obj: func() client.Object {
+				di := newDI(ns, "no-expected")
+				di.Spec.Expected = v1beta1.ExpectedResponse{}
+				return di
+			}(),
+			field: "spec.expected", msg: "Invalid value: at least one of statusCode and body must be set",
+		},
+		{
+			name: "status code 700",
+			obj: func() client.Object {
+				di := newDI(ns, "bad-code")
+				di.Spec.Expected.StatusCode = "700"
+				return di
+			}(),
+			field: "spec.expected.statusCode", msg: `Invalid value: "700": must be an HTTP status code: three digits from 100 to 599`,
+		},
+		{
+			name: "probe URL not http(s)",
+			obj:  newProbeState(ns, "ftp", "ftp://flags.example.com/killswitch"),
+			field: "spec.probe.url", msg: `Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
+		},
+		{
+			name: "probe URL on a denied literal address",
+			obj:  newProbeState(ns, "metadata", "http://169.254.169.254/latest/meta-data/"),
+			field: "spec.probe.url", msg: `Invalid value: "http://169.254.169.254/latest/meta-data/": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`,
+		},
+		{
+			name: "probe timeout over interval",
+			obj: func() client.Object {
+				s := newProbeState(ns, "slow", "https://flags.example.com/x")
+				s.Spec.Probe.Interval = &metav1.Duration{Duration: 2 * time.Second}
+				s.Spec.Probe.Timeout = &metav1.Duration{Duration: 3 * time.Second}
+				return s
+			}(),
+			field: "spec.probe.timeout", msg: "Invalid value: must not be longer than the interval",
+		},
+		{
+			name: "fixed and probe",
+			obj: func() client.Object {
+				s := newProbeState(ns, "both", "https://flags.example.com/x")
+				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
+				return s
+			}(),
+			field: "spec", msg: "Invalid value: exactly one of fixedResponse and probe must be set",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			// kubectl prints an Invalid status from its details:
+			// The <Kind> "<name>" is invalid: <field>: <msg>.
+			var status apierrors.APIStatus
+			if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+				t.Fatalf("Create: want an Invalid status with details, got %v", err)
+			}
+			details := status.Status().Details
+			kind := reflect.TypeOf(tt.obj).Elem().Name()
+			if details.Kind != kind || details.Name != tt.obj.GetName() {
+				t.Errorf("details name %s %q, want %s %q", details.Kind, details.Name, kind, tt.obj.GetName())
+			}
+			var fields []string
+			for _, c := range details.Causes {
+				fields = append(fields, c.Field)
+			}
+			if !slices.Contains(fields, tt.field) {
+				t.Errorf("causes on %v, want one on %s", fields, tt.field)
+			}
+			if want := `"` + tt.obj.GetName() + `" is invalid: `; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tt.field+": "+tt.msg) {
+				t.Errorf("error:\n  %s\nwant it to contain:\n  %s%s: %s", err, want, tt.field, tt.msg)
+			}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tt.obj), tt.obj); !apierrors.IsNotFound(err) {
+				t.Errorf("the rejected object exists (get: %v)", err)
+			}
+		})
+	}
+	ing := &networkingv1.Ingress{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(taken), ing); err != nil || ing.ResourceVersion != taken.ResourceVersion {
+		t.Errorf("the existing Ingress was touched: %v, resourceVersion %s -> %s", err, taken.ResourceVersion, ing.ResourceVersion)
+	}
+}
+
+func TestTargetIsImmutable(t *testing.T) {
+	ns := newNamespace(t)
+	di := newDI(ns, "site")
+	if err := k8s.Create(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	di.Spec.Target.Name = "other"
+	err := k8s.Update(ctx, di)
+	if want := "spec.target: Invalid value"; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "field is immutable") {
+		t.Errorf("changing spec.target: error %v, want %q and field is immutable", err, want)
+	}
+}
+
+func TestInvalidTemplateOnUpdate(t *testing.T) {
+	ns := newNamespace(t)
+	if err := k8s.Create(ctx, &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flag"},
+		Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}); err != nil {
+		t.Fatal(err)
+	}
+	di := newDI(ns, "site")
+	if err := k8s.Create(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	// The target exists now and is ours: an update is dry-run against it.
+	eventually(t, func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "site"}, &networkingv1.Ingress{}) }).Should(Succeed())
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+		t.Fatal(err)
+	}
+	di.Spec.ActiveIngress = route("site.example.com", "sorry", "relative")
+	err := k8s.Update(ctx, di)
+	if want := `spec.activeIngress.template.spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("update error %v, want it to contain %s", err, want)
+	}
+	// A valid change of the template on an existing target is accepted.
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+		t.Fatal(err)
+	}
+	di.Spec.ActiveIngress = route("site.example.com", "sorry-v2", "/")
+	if err := k8s.Update(ctx, di); err != nil {
+		t.Errorf("a valid update was rejected: %v", err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	ns := newNamespace(t)
+	di := newDI(ns, "site")
+	if err := k8s.Create(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	if di.Spec.Target.Namespace != ns {
+		t.Errorf("spec.target.namespace = %q, want the object's namespace %q", di.Spec.Target.Namespace, ns)
+	}
+
+	d := func(v time.Duration) *metav1.Duration { return &metav1.Duration{Duration: v} }
+	tests := []struct {
+		name string
+		in   v1beta1.HTTPProbe
+		want v1beta1.HTTPProbe
+	}{
+		{"all defaults", v1beta1.HTTPProbe{URL: "https://flags.example.com/a"},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/a", Interval: d(30 * time.Second), Timeout: d(5 * time.Second), FailureThreshold: 3}},
+		{"timeout follows a short interval", v1beta1.HTTPProbe{URL: "https://flags.example.com/b", Interval: d(2 * time.Second)},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/b", Interval: d(2 * time.Second), Timeout: d(2 * time.Second), FailureThreshold: 3}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s" + string(rune('a'+i))},
+				Spec: v1beta1.DynamicIngressStateSpec{Probe: &tt.in}}
+			if err := k8s.Create(ctx, state); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *state.Spec.Probe); diff != "" {
+				t.Errorf("defaulted probe (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTransitionsWithWebhooks drives a DynamicIngress through its condition
+// transitions with both webhooks in the path of every request.
+func TestTransitionsWithWebhooks(t *testing.T) {
+	ns := newNamespace(t)
+	di := newDI(ns, "shop")
+	di.Spec.Target.Namespace = ""
+	if err := k8s.Create(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, conditions(di)).Should(Equal("Active=False/StateNotFound Ready=False/StateNotFound"))
+
+	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flag"},
+		Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}
+	if err := k8s.Create(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, conditions(di)).Should(Equal("Active=True/Matched Ready=True/Synced"))
+	eventually(t, backend(ns, "shop")).Should(Equal("sorry"))
+
+	patch := client.MergeFrom(state.DeepCopy())
+	state.Spec.FixedResponse.Status = "503"
+	if err := k8s.Patch(ctx, state, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, conditions(di)).Should(Equal("Active=False/NotMatched Ready=True/Synced"))
+	eventually(t, backend(ns, "shop")).Should(Equal("web"))
+
+	if err := k8s.Delete(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, conditions(di)).Should(Equal("Active=False/StateNotFound Ready=False/StateNotFound"))
+}
+
+func conditions(di *v1beta1.DynamicIngress) func() string {
+	return func() string {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, typ := range []string{v1beta1.ConditionActive, v1beta1.ConditionReady} {
+			if c := meta.FindStatusCondition(di.Status.Conditions, typ); c != nil {
+				out = append(out, typ+"="+string(c.Status)+"/"+c.Reason)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+}
+
+func backend(ns, name string) func() string {
+	return func() string {
+		ing := &networkingv1.Ingress{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ing); err != nil {
+			return err.Error()
+		}
+		return ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+	}
+}
