@@ -197,9 +197,11 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.URL = "http://127.0.0.1:8080/flags" },
 		},
 		{
-			name:   "interval under 1s",
-			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("500ms"), dur("100ms") },
-			want:   field.ErrorList{field.Invalid(probePath.Child("interval"), "500ms", "must be at least 1s and at most 24h")},
+			name: "interval under 1s",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("500ms"), dur("100ms")
+			},
+			want: field.ErrorList{field.Invalid(probePath.Child("interval"), "500ms", "must be at least 1s and at most 24h")},
 		},
 		{
 			name:   "interval over 24h",
@@ -212,13 +214,17 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(probePath.Child("timeout"), "0s", "must be more than 0")},
 		},
 		{
-			name:   "timeout over interval",
-			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("3s") },
-			want:   field.ErrorList{field.Invalid(probePath.Child("timeout"), "3s", "must not be longer than the interval (2s)")},
+			name: "timeout over interval",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("3s")
+			},
+			want: field.ErrorList{field.Invalid(probePath.Child("timeout"), "3s", "must not be longer than the interval (2s)")},
 		},
 		{
-			name:   "timeout equal to interval",
-			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("2s") },
+			name: "timeout equal to interval",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.Probe.Interval, s.Spec.Probe.Timeout = dur("2s"), dur("2s")
+			},
 		},
 		{
 			name:   "failureThreshold 0",
@@ -231,9 +237,11 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			want:   field.ErrorList{field.NotSupported(probePath.Child("method"), "PUT", []string{"GET", "HEAD", "POST"})},
 		},
 		{
-			name:   "bad header name",
-			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.Headers = []v1beta1.HTTPHeader{{Name: "X Bad", Value: "v"}} },
-			want:   field.ErrorList{field.Invalid(probePath.Child("headers").Index(0).Child("name"), "X Bad", "must be a valid HTTP header name")},
+			name: "bad header name",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.Probe.Headers = []v1beta1.HTTPHeader{{Name: "X Bad", Value: "v"}}
+			},
+			want: field.ErrorList{field.Invalid(probePath.Child("headers").Index(0).Child("name"), "X Bad", "must be a valid HTTP header name")},
 		},
 	}
 	for _, tt := range tests {

@@ -65,8 +65,8 @@ func TestRejections(t *testing.T) {
 		field, msg string
 	}{
 		{
-			name: "target already exists",
-			obj:  newDI(ns, "taken"),
+			name:  "target already exists",
+			obj:   newDI(ns, "taken"),
 			field: "spec.target", msg: `Invalid value: "` + ns + `/taken": Ingress ` + ns + `/taken already exists`,
 		},
 		{
@@ -133,13 +133,13 @@ func TestRejections(t *testing.T) {
 			field: "spec.expected.statusCode", msg: `Invalid value: "700": must be an HTTP status code: three digits from 100 to 599`,
 		},
 		{
-			name: "probe URL not http(s)",
-			obj:  newProbeState(ns, "ftp", "ftp://flags.example.com/killswitch"),
+			name:  "probe URL not http(s)",
+			obj:   newProbeState(ns, "ftp", "ftp://flags.example.com/killswitch"),
 			field: "spec.probe.url", msg: `Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
 		},
 		{
-			name: "probe URL on a denied literal address",
-			obj:  newProbeState(ns, "metadata", "http://169.254.169.254/latest/meta-data/"),
+			name:  "probe URL on a denied literal address",
+			obj:   newProbeState(ns, "metadata", "http://169.254.169.254/latest/meta-data/"),
 			field: "spec.probe.url", msg: `Invalid value: "http://169.254.169.254/latest/meta-data/": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`,
 		},
 		{
@@ -221,7 +221,9 @@ func TestInvalidTemplateOnUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The target exists now and is ours: an update is dry-run against it.
-	eventually(t, func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "site"}, &networkingv1.Ingress{}) }).Should(Succeed())
+	eventually(t, func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "site"}, &networkingv1.Ingress{})
+	}).Should(Succeed())
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
 		t.Fatal(err)
 	}
