@@ -184,19 +184,28 @@ func story(ctx context.Context, k *kubectl, flags *statusAPI) error {
 	}
 
 	title("5. A bad apply is rejected at once, with the field and the reason")
-	return k.showRejected(badDynamicIngress, "at least one of passiveIngress and activeIngress must be set")
+	say("A second DynamicIngress may not take over the storefront Ingress:")
+	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": Ingress demo/storefront already exists`)
 }
 
-const badDynamicIngress = `apiVersion: ingress.dynamicingress.io/v1beta1
+const takeoverDynamicIngress = `apiVersion: ingress.dynamicingress.io/v1beta1
 kind: DynamicIngress
 metadata:
-  name: broken
+  name: storefront-copy
 spec:
   target:
-    name: broken
+    name: storefront
   state: killswitch
   expected:
     statusCode: "200"
+  activeIngress:
+    template:
+      spec:
+        defaultBackend:
+          service:
+            name: sorry-page
+            port:
+              number: 80
 `
 
 // webhookManifests is config/webhook when the project has webhooks.
@@ -253,7 +262,7 @@ func (k *kubectl) waitQuiet(args ...string) error {
 
 // showRejected applies a manifest that must be refused, prints kubectl's
 // answer, and checks that the refusal says want.
-func (k *kubectl) showRejected(manifest, want string) error {
+func (k *kubectl) showRejected(manifest, object, want string) error {
 	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", namespace, manifest)
 	out, err := k.command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
 	fmt.Print(string(out))
@@ -264,7 +273,10 @@ func (k *kubectl) showRejected(manifest, want string) error {
 	if !strings.Contains(string(out), want) {
 		return fmt.Errorf("the rejection does not say %q", want)
 	}
-	say("kubectl exited with code %d; nothing was created.", exit.ExitCode())
+	if out, err := k.command("", "get", "-n", namespace, object).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
+		return fmt.Errorf("%s exists after its apply was rejected: %s", object, out)
+	}
+	say("kubectl exited with code %d; %s was not created.", exit.ExitCode(), object)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package v1beta1_test
 import (
 	"context"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -44,6 +45,11 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	flag.Parse()
+	if fuzzing() {
+		// Fuzz workers run only the pure fuzz targets: no control plane.
+		return m.Run()
+	}
 	logs := io.Discard
 	if os.Getenv("TEST_VERBOSE") != "" {
 		logs = os.Stderr
@@ -105,6 +111,16 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// fuzzing reports whether this binary runs a fuzz target (go test -fuzz).
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 func waitForWebhookServer(host string, port int) error {

@@ -1,0 +1,241 @@
+// Package config_test renders config/default as `kubectl apply -k` would and
+// checks the install bundle: the webhook serving certificate from
+// cert-manager fits the Service, the Secret and the CA injection, and every
+// object is accepted by a real API server that has cert-manager's CRDs.
+package config_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+// render builds config/default into unstructured objects.
+func render(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(controlplane.RepoRoot(), "config", "default"))
+	if err != nil {
+		t.Fatalf("rendering config/default: %v", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, res := range resMap.Resources() {
+		raw, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// only returns the one rendered object of a kind, decoded into T.
+func only[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
+	t.Helper()
+	var found []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("config/default has %d objects of kind %s, want 1", len(found), kind)
+	}
+	raw, err := json.Marshal(found[0].Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("decoding the %s: %v", kind, err)
+	}
+	return out
+}
+
+func TestDefaultBundleWiresCertManager(t *testing.T) {
+	objs := render(t)
+	cert := only[certmanagerv1.Certificate](t, objs, "Certificate")
+	issuer := only[certmanagerv1.Issuer](t, objs, "Issuer")
+	svc := only[corev1.Service](t, objs, "Service")
+	deploy := only[appsv1.Deployment](t, objs, "Deployment")
+	mutating := only[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
+	validating := only[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
+
+	// The Certificate is issued by the bundle's Issuer and names the Service.
+	if cert.Spec.IssuerRef.Name != issuer.Name || cert.Spec.IssuerRef.Kind != "Issuer" || issuer.Spec.SelfSigned == nil {
+		t.Errorf("Certificate issuerRef %+v does not point at the self-signed Issuer %q", cert.Spec.IssuerRef, issuer.Name)
+	}
+	for _, want := range []string{svc.Name + "." + svc.Namespace + ".svc", svc.Name + "." + svc.Namespace + ".svc.cluster.local"} {
+		if !slices.Contains(cert.Spec.DNSNames, want) {
+			t.Errorf("Certificate DNS names %v do not cover %s", cert.Spec.DNSNames, want)
+		}
+	}
+
+	// The manager mounts the Certificate's Secret where --webhook-cert-path points.
+	pod := deploy.Spec.Template.Spec
+	var secretVolume string
+	for _, v := range pod.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == cert.Spec.SecretName {
+			secretVolume = v.Name
+		}
+	}
+	if secretVolume == "" {
+		t.Fatalf("the manager mounts no volume of the Certificate's Secret %q (volumes %+v)", cert.Spec.SecretName, pod.Volumes)
+	}
+	manager := pod.Containers[0]
+	var mountPath string
+	for _, m := range manager.VolumeMounts {
+		if m.Name == secretVolume {
+			mountPath = m.MountPath
+		}
+	}
+	if want := "--webhook-cert-path=" + mountPath; mountPath == "" || !slices.Contains(manager.Args, want) {
+		t.Errorf("manager args %v, mounts %+v: want %s", manager.Args, manager.VolumeMounts, want)
+	}
+	// The Service reaches the manager's webhook port.
+	var webhookPort int32
+	for _, p := range manager.Ports {
+		if p.Name == svc.Spec.Ports[0].TargetPort.String() {
+			webhookPort = p.ContainerPort
+		}
+	}
+	if webhookPort != 9443 {
+		t.Errorf("Service targetPort %q is not the manager's webhook port 9443 (ports %+v)", svc.Spec.Ports[0].TargetPort.String(), manager.Ports)
+	}
+	for k, v := range svc.Spec.Selector {
+		if deploy.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selector %s=%s does not select the manager pod (labels %v)", k, v, deploy.Spec.Template.Labels)
+		}
+	}
+
+	// Both webhook configurations take their CA from that Certificate and
+	// call that Service, fail closed, and match only our two kinds.
+	inject := cert.Namespace + "/" + cert.Name
+	type hook struct {
+		name   string
+		cfg    admissionregistrationv1.WebhookClientConfig
+		policy *admissionregistrationv1.FailurePolicyType
+		side   *admissionregistrationv1.SideEffectClass
+		tmo    *int32
+		rules  []admissionregistrationv1.RuleWithOperations
+	}
+	var hooks []hook
+	for _, w := range mutating.Webhooks {
+		hooks = append(hooks, hook{w.Name, w.ClientConfig, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.Rules})
+	}
+	for _, w := range validating.Webhooks {
+		hooks = append(hooks, hook{w.Name, w.ClientConfig, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.Rules})
+	}
+	if len(hooks) != 4 {
+		t.Errorf("%d webhooks, want 4 (mutating and validating, two kinds)", len(hooks))
+	}
+	for _, annotations := range []map[string]string{mutating.Annotations, validating.Annotations} {
+		if got := annotations["cert-manager.io/inject-ca-from"]; got != inject {
+			t.Errorf("cert-manager.io/inject-ca-from = %q, want %q", got, inject)
+		}
+	}
+	for _, h := range hooks {
+		if s := h.cfg.Service; s == nil || s.Name != svc.Name || s.Namespace != svc.Namespace {
+			t.Errorf("webhook %s calls %+v, want Service %s/%s", h.name, s, svc.Namespace, svc.Name)
+		}
+		if h.policy == nil || *h.policy != admissionregistrationv1.Fail {
+			t.Errorf("webhook %s failurePolicy %v, want Fail", h.name, h.policy)
+		}
+		if h.side == nil || *h.side != admissionregistrationv1.SideEffectClassNone {
+			t.Errorf("webhook %s sideEffects %v, want None", h.name, h.side)
+		}
+		if h.tmo == nil || *h.tmo < 1 || *h.tmo > 10 {
+			t.Errorf("webhook %s timeoutSeconds %v, want a few seconds", h.name, h.tmo)
+		}
+		for _, r := range h.rules {
+			if !slices.Equal(r.APIGroups, []string{"ingress.dynamicingress.io"}) || len(r.Resources) != 1 ||
+				(r.Resources[0] != "dynamicingresses" && r.Resources[0] != "dynamicingressstates") {
+				t.Errorf("webhook %s matches %v %v, want only our kinds", h.name, r.APIGroups, r.Resources)
+			}
+		}
+	}
+}
+
+// TestDefaultBundleDryRunApplies applies every rendered object with a
+// server-side dry run to an API server that has cert-manager's CRDs.
+func TestDefaultBundleDryRunApplies(t *testing.T) {
+	certManagerCRDs := certManagerCRDDir(t)
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{certManagerCRDs},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: controlplane.AssetsDir(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	objs := render(t)
+	// Namespaces and CRDs for real first: a dry run does not create what
+	// the other objects need to exist.
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" || o.GetKind() == "CustomResourceDefinition" {
+			if err := c.Create(ctx, o.DeepCopy()); err != nil {
+				t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	for _, o := range objs {
+		if err := c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("config-test"), client.DryRunAll, client.ForceOwnership); err != nil {
+			t.Errorf("server-side dry-run apply of %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+	}
+	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount", "Deployment", "Service", "Issuer", "Certificate", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		if !kinds[want] {
+			t.Errorf("config/default has no %s", want)
+		}
+	}
+}
+
+// certManagerCRDDir is deploy/crds inside the cert-manager Go module this
+// project depends on.
+func certManagerCRDDir(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	cmd.Dir = controlplane.RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("finding the cert-manager module: %v: %s", err, stderr.String())
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	return dir
+}
+
