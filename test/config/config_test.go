@@ -238,4 +238,3 @@ func certManagerCRDDir(t *testing.T) string {
 	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
 	return dir
 }
-
