@@ -90,6 +90,27 @@ run: ## Run the manager against the current kubeconfig (webhooks off).
 
 ##@ Deployment
 
+IMG ?= dynamic-ingress-operator:latest
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+.PHONY: build-installer
+build-installer: manifests generate $(KUSTOMIZE) ## Write dist/install.yaml: CRDs, RBAC, manager, webhooks, cert-manager Issuer and Certificate.
+	@mkdir -p dist
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+	@echo "Wrote dist/install.yaml for image $(IMG)"
+
+.PHONY: deploy
+deploy: build-installer ## Install the bundle into the cluster of the current kubeconfig (needs cert-manager).
+	$(KUBECTL) apply --server-side -f dist/install.yaml
+
+.PHONY: undeploy
+undeploy: ## Remove the bundle from the cluster of the current kubeconfig.
+	$(KUBECTL) delete --ignore-not-found -f dist/install.yaml
+
 .PHONY: install
 install: $(KUSTOMIZE) ## Install the CRDs into the cluster of the current kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -

@@ -12,14 +12,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -64,12 +62,12 @@ func run(once bool, managerPath, flagAddr string) error {
 	say("kubeconfig: %s", cluster.Kubeconfig)
 	say("In another terminal:  export KUBECONFIG=%s", cluster.Kubeconfig)
 
-	flags, err := startStatusAPI(flagAddr)
+	flags, err := controlplane.StartStatusAPI(flagAddr, "/api/v1/maintenance", `{"maintenance": false}`)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = flags.Close() }()
-	say("Status API (plays a feature-flag service): http://%s/api/v1/maintenance", flagAddr)
+	say("Status API (plays a feature-flag service): %s", flags.URL)
 
 	title("Starting the manager")
 	args := []string{
@@ -115,7 +113,7 @@ func run(once bool, managerPath, flagAddr string) error {
 }
 
 // story runs the steps a newcomer watches, each checked.
-func story(ctx context.Context, k *kubectl, flags *statusAPI) error {
+func story(ctx context.Context, k *kubectl, flags *controlplane.StatusAPI) error {
 	title("1. Apply the samples: two states and three DynamicIngresses")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
@@ -138,7 +136,7 @@ func story(ctx context.Context, k *kubectl, flags *statusAPI) error {
 	}
 
 	title("2. The status API opens a maintenance window")
-	flags.set(`{"maintenance": true}`)
+	flags.Set(http.StatusOK, `{"maintenance": true}`)
 	say("GET /api/v1/maintenance now answers {\"maintenance\": true}; the state probes it every 2s.")
 	for _, ing := range []string{"maintenance-page", "alb-maintenance-rule"} {
 		if err := k.waitQuiet("--for=create", "ingress/"+ing); err != nil {
@@ -164,7 +162,7 @@ func story(ctx context.Context, k *kubectl, flags *statusAPI) error {
 	}
 
 	title("4. All clear: the window closes and the kill switch is reset")
-	flags.set(`{"maintenance": false}`)
+	flags.Set(http.StatusOK, `{"maintenance": false}`)
 	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`); err != nil {
 		return err
 	}
@@ -294,42 +292,4 @@ func quoteArgs(args []string) string {
 func title(s string) { fmt.Printf("\n==> %s\n", s) }
 func say(format string, args ...any) {
 	fmt.Printf("    "+format+"\n", args...)
-}
-
-// statusAPI plays the status API of the maintenance sample. GET answers the
-// current body; PUT replaces it.
-type statusAPI struct {
-	*http.Server
-	mu   sync.Mutex
-	body string
-}
-
-func startStatusAPI(addr string) (*statusAPI, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("the demo's status API needs %s: %w", addr, err)
-	}
-	s := &statusAPI{body: `{"maintenance": false}`}
-	s.Server = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/maintenance" {
-			http.NotFound(w, r)
-			return
-		}
-		if r.Method == http.MethodPut {
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
-			s.set(string(body))
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, s.body)
-	})}
-	go func() { _ = s.Serve(l) }()
-	return s, nil
-}
-
-func (s *statusAPI) set(body string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.body = body
 }

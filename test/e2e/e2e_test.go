@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+// columns splits kubectl's table output into rows of fields.
+func columns(out string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		rows = append(rows, strings.Fields(line))
+	}
+	return rows
+}
+
+func TestSamplesApplyAndBecomeReady(t *testing.T) {
+	ns := newNamespace(t, "samples")
+	out := kubectl(t, "", "apply", "-n", ns, "-k", "config/samples")
+	for _, want := range []string{
+		"dynamicingressstate.ingress.dynamicingress.io/killswitch created",
+		"dynamicingressstate.ingress.dynamicingress.io/maintenance created",
+		"dynamicingress.ingress.dynamicingress.io/storefront created",
+		"dynamicingress.ingress.dynamicingress.io/maintenance-page created",
+		"dynamicingress.ingress.dynamicingress.io/alb-maintenance-rule created",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant a line %q", out, want)
+		}
+	}
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingressstate", "--all", "--timeout=60s")
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingress", "--all", "--timeout=60s")
+
+	// `kubectl get dynamic` lists both kinds with the columns of SPEC §2.
+	out = kubectl(t, "", "get", "-n", ns, "dynamic")
+	for _, header := range []string{"NAME TARGET STATE ACTIVE READY AGE", "NAME MODE CODE READY AGE"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), header) {
+			t.Errorf("kubectl get dynamic:\n%s\nwant a table with the header %q", out, header)
+		}
+	}
+	rows := columns(kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "maintenance"))
+	want := [][]string{{"killswitch", "Fixed", "200", "True"}, {"maintenance", "Probe", "200", "True"}}
+	for i, w := range want {
+		if got := rows[i+1][:4]; strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("kubectl get dis row %d = %v, want %v", i+1, got, w)
+		}
+	}
+	rows = columns(kubectl(t, "", "get", "-n", ns, "di", "storefront"))
+	if got := strings.Join(rows[1][:5], " "); got != "storefront storefront killswitch False True" {
+		t.Errorf("kubectl get di storefront = %q, want NAME TARGET STATE ACTIVE READY = storefront storefront killswitch False True", got)
+	}
+}
+
+func TestRejectedAppliesLeaveNothingBehind(t *testing.T) {
+	ns := newNamespace(t, "rejections")
+	kubectl(t, fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: %s, name: taken}
+spec:
+  defaultBackend: {service: {name: theirs, port: {number: 80}}}
+`, ns), "apply", "-f", "-")
+	kubectl(t, stateManifest(ns, "flag", "503"), "apply", "-f", "-")
+	kubectl(t, dynamicIngressManifest(ns, "site", "site", "flag", "/"), "apply", "-f", "-")
+	kubectl(t, "", "wait", "-n", ns, "--for=create", "ingress/site", "--timeout=30s")
+
+	tests := []struct {
+		name     string
+		manifest string
+		stderr   string
+		// leftover must not exist afterwards (kind/name).
+		leftover []string
+	}{
+		{
+			name:     "existing target",
+			manifest: dynamicIngressManifest(ns, "takeover", "taken", "flag", "/"),
+			stderr:   `The DynamicIngress "takeover" is invalid: spec.target: Invalid value: "` + ns + `/taken": Ingress ` + ns + `/taken already exists`,
+			leftover: []string{"dynamicingress/takeover"},
+		},
+		{
+			name:     "changed target",
+			manifest: dynamicIngressManifest(ns, "site", "site-renamed", "flag", "/"),
+			stderr:   `The DynamicIngress "site" is invalid: spec.target: Invalid value: `,
+			leftover: []string{"ingress/site-renamed"},
+		},
+		{
+			name:     "bad probe URL",
+			manifest: probedStateManifest(ns, "ftp", "ftp://flags.example.com/killswitch"),
+			stderr:   `The DynamicIngressState "ftp" is invalid: spec.probe.url: Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
+			leftover: []string{"dynamicingressstate/ftp"},
+		},
+		{
+			name:     "invalid Ingress template",
+			manifest: dynamicIngressManifest(ns, "relative", "relative", "flag", "sorry-page"),
+			stderr:   `The DynamicIngress "relative" is invalid: spec.activeIngress.template.spec.rules[0].http.paths[0].path: Invalid value: "sorry-page": must be an absolute path`,
+			leftover: []string{"dynamicingress/relative", "ingress/relative"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, err := runKubectl(tt.manifest, "apply", "-f", "-")
+			if err == nil {
+				t.Fatalf("kubectl apply succeeded:\n%s", stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("kubectl apply stderr:\n%s\nwant it to contain:\n%s", stderr, tt.stderr)
+			}
+			t.Logf("kubectl printed: %s", strings.TrimSpace(stderr))
+			for _, obj := range tt.leftover {
+				if out, stderr, err := runKubectl("", "get", "-n", ns, obj); err == nil || !strings.Contains(stderr, "NotFound") {
+					t.Errorf("%s exists after a rejected apply: %s%s", obj, out, stderr)
+				}
+			}
+		})
+	}
+	if target := kubectl(t, "", "get", "-n", ns, "di", "site", "-o", "jsonpath={.spec.target.name}"); target != "site" {
+		t.Errorf("spec.target.name of site = %q after a rejected change, want site", target)
+	}
+	if got := kubectl(t, "", "get", "-n", ns, "ingress", "taken", "-o", "jsonpath={.spec.defaultBackend.service.name}"); got != "theirs" {
+		t.Errorf("the existing Ingress taken changed: backend %q", got)
+	}
+}
+
+func TestProbedStateFlipSwitchesIngresses(t *testing.T) {
+	ns := newNamespace(t, "probed-flip")
+	flags, err := controlplane.StartStatusAPI("127.0.0.1:0", "/flags/killswitch", `{"enabled": false}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = flags.Close() }()
+	flags.Set(http.StatusServiceUnavailable, "off")
+
+	kubectl(t, probedStateManifest(ns, "killswitch", flags.URL), "apply", "-f", "-")
+	names := []string{"alpha", "beta", "gamma"}
+	for _, n := range names {
+		kubectl(t, dynamicIngressManifest(ns, n, n, "killswitch", "/"), "apply", "-f", "-")
+	}
+	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.statusCode}=503", "dis/killswitch", "--timeout=30s")
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "di", "--all", "--timeout=30s")
+	rows := columns(kubectl(t, "", "get", "-n", ns, "dis"))
+	if got := strings.Join(rows[1][:4], " "); got != "killswitch Probe 503 True" {
+		t.Errorf("kubectl get dis: %q, want NAME MODE CODE READY = killswitch Probe 503 True", got)
+	}
+
+	flags.Set(http.StatusOK, `{"enabled": true}`)
+	for _, n := range names {
+		kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry", "ingress/"+n, "--timeout=30s")
+	}
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Active", "di", "--all", "--timeout=30s")
+	for _, row := range columns(kubectl(t, "", "get", "-n", ns, "di"))[1:] {
+		if got := strings.Join(row[2:5], " "); got != "killswitch True True" {
+			t.Errorf("kubectl get di row %v: STATE ACTIVE READY = %q, want killswitch True True", row, got)
+		}
+	}
+	if got := kubectl(t, "", "get", "-n", ns, "ingress", "alpha", "-o", `jsonpath={.metadata.annotations.example\.com/mode}`); got != "sorry" {
+		t.Errorf("active annotation = %q, want sorry", got)
+	}
+
+	// The endpoint goes away: past the threshold the response is cleared and
+	// every Ingress falls back to passive.
+	_ = flags.Close()
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready=False", "dis/killswitch", "--timeout=30s")
+	for _, n := range names {
+		kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=web", "ingress/"+n, "--timeout=30s")
+	}
+	if got := kubectl(t, "", "get", "-n", ns, "ingress", "alpha", "-o", `jsonpath={.metadata.annotations}`); strings.Contains(got, "example.com/mode") {
+		t.Errorf("the active template's annotation survived the switch back: %s", got)
+	}
+	msg := kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`)
+	if !strings.Contains(msg, "connection refused") {
+		t.Errorf("Ready message %q does not carry the probe error", msg)
+	}
+}
+
+func TestDeletingDynamicIngressDeletesItsIngress(t *testing.T) {
+	ns := newNamespace(t, "deletion")
+	kubectl(t, stateManifest(ns, "flag", "200"), "apply", "-f", "-")
+	kubectl(t, dynamicIngressManifest(ns, "shop", "shop", "flag", "/"), "apply", "-f", "-")
+	kubectl(t, "", "wait", "-n", ns, "--for=create", "ingress/shop", "--timeout=30s")
+	kubectl(t, "", "delete", "-n", ns, "di", "shop", "--wait=true")
+	kubectl(t, "", "wait", "-n", ns, "--for=delete", "ingress/shop", "--timeout=60s")
+}
+
+// TestKilledMidFlipConverges kills the manager with SIGKILL right after one
+// state flips 100 DynamicIngresses, starts it again, and checks that every
+// target converges and that no Ingress the operator does not own changed.
+func TestKilledMidFlipConverges(t *testing.T) {
+	ns := newNamespace(t, "crash")
+	const n = 100
+	var manifests strings.Builder
+	manifests.WriteString(stateManifest(ns, "flag", "503"))
+	for i := range n {
+		manifests.WriteString("---\n")
+		manifests.WriteString(dynamicIngressManifest(ns, fmt.Sprintf("site-%03d", i), fmt.Sprintf("site-%03d", i), "flag", "/"))
+	}
+	// A DynamicIngress with no passive Ingress, whose target name someone
+	// else takes while it is passive: the flip must leave that Ingress be.
+	manifests.WriteString(fmt.Sprintf(`---
+apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %s, name: contested}
+spec:
+  target: {name: contested}
+  state: flag
+  expected: {statusCode: "200"}
+  activeIngress:
+    template:
+      spec:
+        defaultBackend: {service: {name: ours, port: {number: 80}}}
+`, ns))
+	kubectl(t, manifests.String(), "apply", "-f", "-")
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "di", "--all", "--timeout=120s")
+
+	unowned := fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: %[1]s, name: %[2]s}
+spec:
+  defaultBackend: {service: {name: theirs, port: {number: 80}}}
+`, ns, "contested") + "---\n" + fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: %[1]s, name: %[2]s, labels: {app.kubernetes.io/managed-by: dynamic-ingress-operator}}
+spec:
+  defaultBackend: {service: {name: theirs, port: {number: 80}}}
+`, ns, "lookalike")
+	kubectl(t, unowned, "apply", "-f", "-")
+	before := kubectl(t, "", "get", "-n", ns, "ingress", "contested", "lookalike", "-o", "yaml")
+
+	kubectl(t, "", "patch", "-n", ns, "dis", "flag", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`)
+	time.Sleep(150 * time.Millisecond)
+	killManager()
+	switched := strings.Count(kubectl(t, "", "get", "-n", ns, "ingress", "-o", "jsonpath={range .items[*]}{.spec.rules[0].http.paths[0].backend.service.name}{\"\\n\"}{end}"), "sorry")
+	t.Logf("the manager was killed with %d of %d Ingresses switched", switched, n)
+	if err := startManager(); err != nil {
+		t.Fatal(err)
+	}
+
+	switchedSite := regexp.MustCompile(`(?m)^site-\d{3}=sorry$`)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out := kubectl(t, "", "get", "-n", ns, "ingress", "-l", "app.kubernetes.io/managed-by=dynamic-ingress-operator",
+			"-o", "jsonpath={range .items[*]}{.metadata.name}={.spec.rules[0].http.paths[0].backend.service.name}{\"\\n\"}{end}")
+		if len(switchedSite.FindAllString(out, -1)) == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every Ingress switched within 2 minutes of the restart:\n%s", out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Active", "di", "--all", "--timeout=60s")
+	reason := kubectl(t, "", "get", "-n", ns, "di", "contested", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)
+	if reason != "TargetConflict" {
+		t.Errorf("contested Ready reason = %q, want TargetConflict", reason)
+	}
+	if after := kubectl(t, "", "get", "-n", ns, "ingress", "contested", "lookalike", "-o", "yaml"); after != before {
+		t.Errorf("Ingresses the operator does not own changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}

@@ -1,0 +1,202 @@
+// Package e2e tests the operator the way its users meet it: the built
+// manager binary as a process of its own, webhooks over TLS, the garbage
+// collector, and the real kubectl, with assertions on what kubectl prints
+// and returns.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+var (
+	cluster   *controlplane.Cluster
+	statusAPI *controlplane.StatusAPI
+	workDir   string
+	managerMu sync.Mutex
+	manager   *controlplane.Process
+	// managerBinary is the manager, built from ./cmd for this run.
+	managerBinary string
+)
+
+// sampleStatusAddr is where config/samples' probed state looks.
+const sampleStatusAddr = "127.0.0.1:18080"
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	var err error
+	if workDir, err = os.MkdirTemp("", "dynamic-ingress-e2e-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	managerBinary = filepath.Join(workDir, "manager")
+	build := exec.Command("go", "build", "-o", managerBinary, "./cmd")
+	build.Dir = controlplane.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the manager: %v\n%s", err, out)
+		return 1
+	}
+	cluster, err = controlplane.Start(controlplane.Options{
+		Dir: workDir, GarbageCollector: true,
+		WebhookManifests: filepath.Join(controlplane.RepoRoot(), "config", "webhook"),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = cluster.Stop() }()
+	if statusAPI, err = controlplane.StartStatusAPI(sampleStatusAddr, "/api/v1/maintenance", `{"maintenance": false}`); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = statusAPI.Close() }()
+	if err := startManager(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopManager()
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e work directory (manager.log, kubeconfig): %s\n", workDir)
+	} else {
+		_ = os.RemoveAll(workDir)
+	}
+	return code
+}
+
+// startManager starts the manager binary and waits until its webhooks answer.
+func startManager() error {
+	managerMu.Lock()
+	defer managerMu.Unlock()
+	p, err := controlplane.StartProcess(filepath.Join(workDir, "manager.log"), managerBinary,
+		"--kubeconfig="+cluster.Kubeconfig,
+		"--health-probe-bind-address=0",
+		"--webhook-cert-path="+cluster.WebhookCertDir,
+		fmt.Sprintf("--webhook-port=%d", cluster.WebhookPort),
+		// Probes reach the local status API; keep the rest of the deny list.
+		"--probe-deny-cidrs=169.254.0.0/16,fe80::/10,0.0.0.0/8",
+	)
+	if err != nil {
+		return err
+	}
+	manager = p
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			return fmt.Errorf("the manager exited at start; see %s", filepath.Join(workDir, "manager.log"))
+		}
+		// A dry-run create goes through the webhooks: it fails with a
+		// connection error until they serve.
+		_, stderr, err := runKubectl(stateManifest("default", "webhook-check", "200"), "create", "--dry-run=server", "-f", "-")
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(stderr, "failed calling webhook") {
+			return fmt.Errorf("checking the webhooks: %v: %s", err, stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("the manager's webhooks did not answer within 30s")
+}
+
+func stopManager() {
+	managerMu.Lock()
+	defer managerMu.Unlock()
+	manager.Stop(10 * time.Second)
+}
+
+// killManager ends the manager with SIGKILL, as a crash would.
+func killManager() {
+	managerMu.Lock()
+	defer managerMu.Unlock()
+	manager.Kill()
+}
+
+// runKubectl runs the real kubectl against the cluster.
+func runKubectl(stdin string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(filepath.Join(controlplane.AssetsDir(), "kubectl"), args...)
+	cmd.Dir = controlplane.RepoRoot()
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// kubectl runs kubectl and fails the test when it fails.
+func kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, stderr, err := runKubectl(stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+	}
+	return out
+}
+
+// newNamespace creates a namespace for one test with kubectl.
+func newNamespace(t *testing.T, name string) string {
+	t.Helper()
+	kubectl(t, "", "create", "namespace", name)
+	return name
+}
+
+func stateManifest(ns, name, code string) string {
+	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngressState
+metadata: {namespace: %s, name: %s}
+spec:
+  fixedResponse: {status: "%s"}
+`, ns, name, code)
+}
+
+func probedStateManifest(ns, name, url string) string {
+	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngressState
+metadata: {namespace: %s, name: %s}
+spec:
+  probe: {url: "%s", interval: 1s, failureThreshold: 2}
+`, ns, name, url)
+}
+
+// dynamicIngressManifest routes host to "web" while passive and to "sorry"
+// while active; path lets a test make the active template invalid.
+func dynamicIngressManifest(ns, name, target, state, path string) string {
+	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %[1]s, name: %[2]s}
+spec:
+  target: {name: %[3]s}
+  state: %[4]s
+  expected: {statusCode: "200"}
+  passiveIngress:
+    template:
+      spec:
+        rules:
+        - host: %[2]s.example.com
+          http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+  activeIngress:
+    template:
+      metadata:
+        annotations: {example.com/mode: sorry}
+      spec:
+        rules:
+        - host: %[2]s.example.com
+          http: {paths: [{path: %[5]s, pathType: Prefix, backend: {service: {name: sorry, port: {number: 80}}}}]}
+`, ns, name, target, state, path)
+}
+
