@@ -199,4 +199,3 @@ spec:
           http: {paths: [{path: %[5]s, pathType: Prefix, backend: {service: {name: sorry, port: {number: 80}}}}]}
 `, ns, name, target, state, path)
 }
-
