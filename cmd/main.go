@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
@@ -67,9 +63,7 @@ func run() error {
 		return fmt.Errorf("--probe-max-body-bytes: must not be negative, got %d", maxBodyBytes)
 	}
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	scheme := controller.NewScheme()
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -40,7 +40,6 @@ func main() {
 func run(once bool, managerPath, flagAddr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := controlplane.RepoRoot()
 	dir, err := os.MkdirTemp("", "dynamic-ingress-demo-")
 	if err != nil {
 		return err
@@ -51,7 +50,7 @@ func run(once bool, managerPath, flagAddr string) error {
 	}
 
 	title("Starting a local control plane: etcd, kube-apiserver, and kube-controller-manager's garbage collector")
-	cluster, err := controlplane.Start(controlplane.Options{Dir: dir, GarbageCollector: true, WebhookManifests: webhookManifests(root)})
+	cluster, err := controlplane.Start(controlplane.Options{Dir: dir, GarbageCollector: true, Webhooks: true})
 	if err != nil {
 		return err
 	}
@@ -89,8 +88,8 @@ func run(once bool, managerPath, flagAddr string) error {
 	say("%s %s", managerPath, strings.Join(args, " "))
 	say("logs: %s", logPath)
 
-	k := &kubectl{path: filepath.Join(controlplane.AssetsDir(), "kubectl"), kubeconfig: cluster.Kubeconfig, dir: root}
-	if err := story(ctx, k, flags); err != nil {
+	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}}
+	if err := story(k, flags); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -113,7 +112,7 @@ func run(once bool, managerPath, flagAddr string) error {
 }
 
 // story runs the steps a newcomer watches, each checked.
-func story(ctx context.Context, k *kubectl, flags *controlplane.StatusAPI) error {
+func story(k *kubectl, flags *controlplane.StatusAPI) error {
 	title("1. Apply the samples: two states and three DynamicIngresses")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
@@ -206,34 +205,16 @@ spec:
               number: 80
 `
 
-// webhookManifests is config/webhook when the project has webhooks.
-func webhookManifests(root string) string {
-	dir := filepath.Join(root, "config", "webhook")
-	if _, err := os.Stat(filepath.Join(dir, "manifests.yaml")); err != nil {
-		return ""
-	}
-	return dir
-}
-
-// kubectl runs the real kubectl against the demo cluster.
+// kubectl runs the real kubectl against the demo cluster and prints what a
+// newcomer should see.
 type kubectl struct {
-	path, kubeconfig, dir string
-}
-
-func (k *kubectl) command(stdin string, args ...string) *exec.Cmd {
-	cmd := exec.Command(k.path, args...)
-	cmd.Dir = k.dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.kubeconfig)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	return cmd
+	controlplane.Kubectl
 }
 
 // show prints a kubectl command and its output, and fails when it fails.
 func (k *kubectl) show(args ...string) error {
 	fmt.Printf("\n$ kubectl %s\n", quoteArgs(args))
-	cmd := k.command("", args...)
+	cmd := k.Command("", args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &out), io.MultiWriter(os.Stdout, &out)
 	if err := cmd.Run(); err != nil {
@@ -246,7 +227,7 @@ func (k *kubectl) show(args ...string) error {
 func (k *kubectl) waitQuiet(args ...string) error {
 	full := append([]string{"wait", "-n", namespace, "--timeout=60s"}, args...)
 	start := time.Now()
-	out, err := k.command("", full...).CombinedOutput()
+	out, err := k.Command("", full...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("kubectl %s: %w\n%s", quoteArgs(full), err, out)
 	}
@@ -262,7 +243,7 @@ func (k *kubectl) waitQuiet(args ...string) error {
 // answer, and checks that the refusal says want.
 func (k *kubectl) showRejected(manifest, object, want string) error {
 	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", namespace, manifest)
-	out, err := k.command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
+	out, err := k.Command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
 	fmt.Print(string(out))
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
@@ -271,7 +252,7 @@ func (k *kubectl) showRejected(manifest, object, want string) error {
 	if !strings.Contains(string(out), want) {
 		return fmt.Errorf("the rejection does not say %q", want)
 	}
-	if out, err := k.command("", "get", "-n", namespace, object).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
+	if out, err := k.Command("", "get", "-n", namespace, object).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
 		return fmt.Errorf("%s exists after its apply was rejected: %s", object, out)
 	}
 	say("kubectl exited with code %d; %s was not created.", exit.ExitCode(), object)

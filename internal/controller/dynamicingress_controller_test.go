@@ -195,18 +195,6 @@ func backendsIn(t *testing.T, ns string) func() []string {
 	}
 }
 
-func setFixedBody(t *testing.T, state *v1beta1.DynamicIngressState, body string) {
-	t.Helper()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), state); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(state.DeepCopy())
-	state.Spec.FixedResponse.Body = body
-	if err := k8s.Patch(ctx, state, patch); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // eventReasons lists the reasons of the events about the named object.
 func eventReasons(ns, name string) func() []string {
 	return func() []string {

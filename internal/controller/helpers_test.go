@@ -129,12 +129,23 @@ func backendOf(t *testing.T, ns, name string) func() string {
 // setFixedStatus changes a fixed state's status code.
 func setFixedStatus(t *testing.T, state *v1beta1.DynamicIngressState, code string) {
 	t.Helper()
+	patchFixed(t, state, func(f *v1beta1.FixedResponse) { f.Status = code })
+}
+
+// setFixedBody changes a fixed state's body.
+func setFixedBody(t *testing.T, state *v1beta1.DynamicIngressState, body string) {
+	t.Helper()
+	patchFixed(t, state, func(f *v1beta1.FixedResponse) { f.Body = body })
+}
+
+func patchFixed(t *testing.T, state *v1beta1.DynamicIngressState, change func(*v1beta1.FixedResponse)) {
+	t.Helper()
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), state); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(state.DeepCopy())
-	state.Spec.FixedResponse.Status = code
+	change(state.Spec.FixedResponse)
 	if err := k8s.Patch(ctx, state, patch); err != nil {
-		t.Fatalf("changing state %s to %s: %v", state.Name, code, err)
+		t.Fatalf("changing state %s: %v", state.Name, err)
 	}
 }

@@ -6,6 +6,9 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -63,4 +66,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	return nil
+}
+
+// NewScheme returns a scheme with the built-in kinds and this project's.
+func NewScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	return scheme
 }

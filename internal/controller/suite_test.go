@@ -3,27 +3,17 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
@@ -32,7 +22,7 @@ import (
 var (
 	// k8s is a direct client: assertions read the API server, not a cache.
 	k8s    client.Client
-	scheme = runtime.NewScheme()
+	scheme = controller.NewScheme()
 	// writes counts the write requests the manager sends.
 	writes atomic.Int64
 )
@@ -42,19 +32,9 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	logs := io.Discard
-	if os.Getenv("TEST_VERBOSE") != "" {
-		logs = os.Stderr
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	controlplane.SetTestLogger()
 
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{controlplane.CRDDir()},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: controlplane.AssetsDir(),
-	}
+	env := controlplane.Environment(false)
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
@@ -114,23 +94,6 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// newNamespace creates a namespace of its own for one test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	ns := &corev1.Namespace{}
-	ns.GenerateName = strings.TrimSuffix(name, "-") + "-"
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s) }
 
-// eventually is gomega's Eventually with the timeouts of this suite.
-func eventually(t *testing.T, f any) gomega.AsyncAssertion {
-	t.Helper()
-	return gomega.NewWithT(t).Eventually(f).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond)
-}
+func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }

@@ -19,10 +19,10 @@ import (
 type Options struct {
 	// Dir receives the kubeconfig and logs. Created when missing.
 	Dir string
-	// WebhookManifests, when set, is the directory of the webhook
-	// configurations to install, pointed at a local serving address with a
-	// locally generated CA and serving certificate.
-	WebhookManifests string
+	// Webhooks installs the webhook configurations of config/webhook,
+	// pointed at a local serving address with a locally generated CA and
+	// serving certificate (WebhookCertDir, WebhookPort).
+	Webhooks bool
 	// GarbageCollector runs kube-controller-manager with only the garbage
 	// collector, so that deleting an owner deletes what it owns.
 	GarbageCollector bool
@@ -52,20 +52,13 @@ func Start(opts Options) (*Cluster, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{CRDDir()},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: AssetsDir(),
-	}
-	if opts.WebhookManifests != "" {
-		env.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: []string{opts.WebhookManifests}, LocalServingHost: "127.0.0.1"}
-	}
+	env := Environment(opts.Webhooks)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s (run `make envtest-assets`): %w", AssetsDir(), err)
 	}
 	c := &Cluster{Config: cfg, env: env}
-	if opts.WebhookManifests != "" {
+	if opts.Webhooks {
 		c.WebhookCertDir, c.WebhookPort = env.WebhookInstallOptions.LocalServingCertDir, env.WebhookInstallOptions.LocalServingPort
 	}
 

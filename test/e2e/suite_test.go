@@ -5,7 +5,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,8 +48,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	cluster, err = controlplane.Start(controlplane.Options{
-		Dir: workDir, GarbageCollector: true,
-		WebhookManifests: filepath.Join(controlplane.RepoRoot(), "config", "webhook"),
+		Dir: workDir, GarbageCollector: true, Webhooks: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -126,16 +124,7 @@ func killManager() {
 
 // runKubectl runs the real kubectl against the cluster.
 func runKubectl(stdin string, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.Command(filepath.Join(controlplane.AssetsDir(), "kubectl"), args...)
-	cmd.Dir = controlplane.RepoRoot()
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
+	return controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}.Run(stdin, args...)
 }
 
 // kubectl runs kubectl and fails the test when it fails.

@@ -5,27 +5,17 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
@@ -36,7 +26,7 @@ var (
 	// k8s is a direct client: every request goes through the API server and
 	// so through the webhooks.
 	k8s    client.Client
-	scheme = runtime.NewScheme()
+	scheme = controller.NewScheme()
 	ctx    = context.Background()
 )
 
@@ -50,22 +40,9 @@ func runSuite(m *testing.M) int {
 		// Fuzz workers run only the pure fuzz targets: no control plane.
 		return m.Run()
 	}
-	logs := io.Discard
-	if os.Getenv("TEST_VERBOSE") != "" {
-		logs = os.Stderr
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	controlplane.SetTestLogger()
 
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{controlplane.CRDDir()},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: controlplane.AssetsDir(),
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join(controlplane.RepoRoot(), "config", "webhook", "manifests.yaml")},
-		},
-	}
+	env := controlplane.Environment(true)
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
@@ -137,21 +114,6 @@ func waitForWebhookServer(host string, port int) error {
 	return fmt.Errorf("the webhook server did not listen on %s within 20s", addr)
 }
 
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	ns := &corev1.Namespace{}
-	ns.GenerateName = strings.TrimSuffix(name, "-") + "-"
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s) }
 
-func eventually(t *testing.T, f any) gomega.AsyncAssertion {
-	t.Helper()
-	return gomega.NewWithT(t).Eventually(f).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond)
-}
+func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }
