@@ -108,6 +108,14 @@ func (r *DynamicIngressReconciler) getState(ctx context.Context, di *v1beta1.Dyn
 func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.DynamicIngress, tpl *v1beta1.IngressTemplate, active bool) (targetResult, error) {
 	log := ctrl.LoggerFrom(ctx)
 	key := types.NamespacedName{Namespace: ingress.TargetNamespace(di), Name: di.Spec.Target.Name}
+	if key.Namespace != di.Namespace {
+		// The webhook refuses this; without it, writing into another
+		// namespace would reach past what the user may change, and an
+		// ownerReference across namespaces makes the collector delete the
+		// Ingress.
+		return targetResult{reason: v1beta1.ReasonApplyFailed,
+			message: fmt.Sprintf("spec.target.namespace %q is not the DynamicIngress's own namespace %q; nothing was written", key.Namespace, di.Namespace)}, nil
+	}
 	existing, err := r.getTarget(ctx, key)
 	if err != nil {
 		return applyFailed(fmt.Errorf("reading Ingress %s: %w", key, err))

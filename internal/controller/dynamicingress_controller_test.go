@@ -144,6 +144,18 @@ func TestUnownedIngressIsLeftUntouched(t *testing.T) {
 	}
 }
 
+func TestTargetInAnotherNamespaceIsRefused(t *testing.T) {
+	// No webhook runs in this suite: the controller itself must not write
+	// outside the DynamicIngress's namespace.
+	ns := newNamespace(t)
+	other := newNamespace(t)
+	di := dynamicIngress(ns, "escape", "s", "200", variant("e.example.com", "web", nil), nil)
+	di.Spec.Target.Namespace = other
+	create(t, fixedState(ns, "s", "503", ""), di)
+	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/ApplyFailed"))
+	NewWithT(t).Consistently(ingressOf(t, other, "escape"), time.Second, 100*time.Millisecond).Should(BeNil())
+}
+
 func TestOneStateDrivesFifty(t *testing.T) {
 	ns := newNamespace(t)
 	state := fixedState(ns, "maintenance", "200", `{"maintenance": false}`)
