@@ -104,19 +104,19 @@ build-installer: manifests generate $(KUSTOMIZE) ## Write dist/install.yaml: CRD
 	@echo "Wrote dist/install.yaml for image $(IMG)"
 
 .PHONY: deploy
-deploy: build-installer ## Install the bundle into the cluster of the current kubeconfig (needs cert-manager).
+deploy: build-installer $(ENVTEST_ASSETS)/kubectl ## Install the bundle into the cluster of the current kubeconfig (needs cert-manager).
 	$(KUBECTL) apply --server-side -f dist/install.yaml
 
 .PHONY: undeploy
-undeploy: ## Remove the bundle from the cluster of the current kubeconfig.
+undeploy: $(ENVTEST_ASSETS)/kubectl ## Remove the bundle from the cluster of the current kubeconfig.
 	$(KUBECTL) delete --ignore-not-found -f dist/install.yaml
 
 .PHONY: install
-install: $(KUSTOMIZE) ## Install the CRDs into the cluster of the current kubeconfig.
+install: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Install the CRDs into the cluster of the current kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
-uninstall: $(KUSTOMIZE) ## Remove the CRDs from the cluster of the current kubeconfig.
+uninstall: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Remove the CRDs from the cluster of the current kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 ##@ Tools
