@@ -70,19 +70,20 @@ vet: ## go vet.
 .PHONY: test
 test: verify-generated vet envtest-assets build ## Run every test: unit, envtest suites, the demo once.
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
-	go run ./cmd/demo --once --manager $(LOCALBIN)/manager > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
+	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
 	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: demo
 demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
-	go run ./cmd/demo --manager $(LOCALBIN)/manager $(DEMO_ARGS)
+	$(LOCALBIN)/demo --manager $(LOCALBIN)/manager $(DEMO_ARGS)
 
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/manager.
+build: ## Build the manager into bin/manager (and the demo into bin/demo).
 	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/demo ./cmd/demo
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig (webhooks off).

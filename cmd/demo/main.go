@@ -40,6 +40,9 @@ func main() {
 func run(once bool, managerPath, flagAddr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// `make demo | tee log` and Ctrl-C: tee dies first, and the cleanup below
+	// must not be killed by writing to its closed pipe.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	dir, err := os.MkdirTemp("", "dynamic-ingress-demo-")
 	if err != nil {
 		return err
@@ -102,6 +105,9 @@ func run(once bool, managerPath, flagAddr string) error {
 	}
 	title("The cluster keeps running. Try, in another terminal:")
 	say("export KUBECONFIG=%s", cluster.Kubeconfig)
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		say("alias kubectl=%s", filepath.Join(controlplane.AssetsDir(), "kubectl"))
+	}
 	say("kubectl get dynamic -n %s", namespace)
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
 	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
