@@ -36,6 +36,10 @@ import (
 // lack the managed-by label, so the manager's cache does not see it go.
 const ConflictRecheckInterval = time.Minute
 
+// conflictRetryDelay is how soon a DynamicIngress is synced again when the
+// Ingress changed between the read and the write.
+const conflictRetryDelay = 200 * time.Millisecond
+
 // DynamicIngressReconciler makes each target Ingress match the template that
 // its state selects.
 type DynamicIngressReconciler struct {
@@ -75,6 +79,11 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	active := activeCondition(di, state)
 	isActive := active.Status == metav1.ConditionTrue
 	target, syncErr := r.syncTarget(ctx, di, ingress.SelectTemplate(di.Spec, isActive), isActive)
+	if apierrors.IsConflict(syncErr) {
+		// The Ingress changed since the cache showed it (a precondition
+		// failed): look again soon rather than report a failure.
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
 	ready := readyCondition(di, active, target)
 
 	if err := r.writeStatus(ctx, di, active, ready); err != nil {

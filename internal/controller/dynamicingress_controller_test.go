@@ -77,12 +77,14 @@ func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 
 	// Another actor adds its own annotation and writes the Ingress status.
 	ing := ingressOf(t, ns, "web")()
+	patch := client.MergeFrom(ing.DeepCopy())
 	ing.Annotations["other-controller.example.com/seen"] = "yes"
-	if err := k8s.Update(ctx, ing, client.FieldOwner("other-controller")); err != nil {
+	if err := k8s.Patch(ctx, ing, patch, client.FieldOwner("other-controller")); err != nil {
 		t.Fatal(err)
 	}
+	patch = client.MergeFrom(ing.DeepCopy())
 	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}
-	if err := k8s.Status().Update(ctx, ing, client.FieldOwner("ingress-controller")); err != nil {
+	if err := k8s.Status().Patch(ctx, ing, patch, client.FieldOwner("ingress-controller")); err != nil {
 		t.Fatal(err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ var (
 	manager   *controlplane.Process
 	// managerBinary is the manager, built from ./cmd for this run.
 	managerBinary string
+	namespaces    atomic.Int64
 )
 
 // sampleStatusAddr is where config/samples' probed state looks.
@@ -137,9 +139,11 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 	return out
 }
 
-// newNamespace creates a namespace for one test with kubectl.
-func newNamespace(t *testing.T, name string) string {
+// newNamespace creates a namespace for one test with kubectl, named after
+// prefix and unique within the run (go test -count=N reruns tests).
+func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, namespaces.Add(1))
 	kubectl(t, "", "create", "namespace", name)
 	return name
 }

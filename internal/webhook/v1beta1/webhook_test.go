@@ -203,8 +203,7 @@ func TestTargetIsImmutable(t *testing.T) {
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
 	}
-	di.Spec.Target.Name = "other"
-	err := k8s.Update(ctx, di)
+	err := patchDI(di, func(di *v1beta1.DynamicIngress) { di.Spec.Target.Name = "other" })
 	if want := "spec.target: Invalid value"; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "field is immutable") {
 		t.Errorf("changing spec.target: error %v, want %q and field is immutable", err, want)
 	}
@@ -224,22 +223,24 @@ func TestInvalidTemplateOnUpdate(t *testing.T) {
 	eventually(t, func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "site"}, &networkingv1.Ingress{})
 	}).Should(Succeed())
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
-		t.Fatal(err)
-	}
-	di.Spec.ActiveIngress = route("site.example.com", "sorry", "relative")
-	err := k8s.Update(ctx, di)
+	err := patchDI(di, func(di *v1beta1.DynamicIngress) {
+		di.Spec.ActiveIngress = route("site.example.com", "sorry", "relative")
+	})
 	if want := `spec.activeIngress.template.spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("update error %v, want it to contain %s", err, want)
 	}
 	// A valid change of the template on an existing target is accepted.
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
-		t.Fatal(err)
-	}
-	di.Spec.ActiveIngress = route("site.example.com", "sorry-v2", "/")
-	if err := k8s.Update(ctx, di); err != nil {
+	if err := patchDI(di, func(di *v1beta1.DynamicIngress) { di.Spec.ActiveIngress = route("site.example.com", "sorry-v2", "/") }); err != nil {
 		t.Errorf("a valid update was rejected: %v", err)
 	}
+}
+
+// patchDI sends change as a merge patch: it carries no resourceVersion, so
+// the controller's status writes cannot turn it into a conflict.
+func patchDI(di *v1beta1.DynamicIngress, change func(*v1beta1.DynamicIngress)) error {
+	patch := client.MergeFrom(di.DeepCopy())
+	change(di)
+	return k8s.Patch(ctx, di, patch)
 }
 
 func TestDefaults(t *testing.T) {
