@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -254,13 +253,8 @@ func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.
 		return client.IgnoreNotFound(err)
 	}
 
-	if prevActive != nil && prevActive.Status != active.Status {
-		isActive := active.Status == metav1.ConditionTrue
-		r.Recorder.Eventf(di, nil, corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "Switch",
-			"Switched to %s mode: %s", modeName(isActive), active.Message)
-	}
-	if ready.Status != metav1.ConditionTrue && (prevReady == nil || prevReady.Reason != ready.Reason) {
-		r.Recorder.Eventf(di, nil, corev1.EventTypeWarning, ready.Reason, "Sync", "%s", ready.Message)
+	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
+		r.Recorder.Eventf(di, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -56,6 +57,26 @@ func readyCondition(di *v1beta1.DynamicIngress, active metav1.Condition, target 
 		cond.Status = metav1.ConditionTrue
 	}
 	return cond
+}
+
+// eventRecord is one event to record about a DynamicIngress.
+type eventRecord struct {
+	eventType, reason, action, note string
+}
+
+// transitionEvents are the events of a status change (SPEC §3.4): Normal
+// Switched when Active flips (not when it is first set), and a Warning
+// named after Ready's reason when Ready turns False for a new reason.
+func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition) []eventRecord {
+	var out []eventRecord
+	if prevActive != nil && prevActive.Status != active.Status {
+		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "Switch",
+			fmt.Sprintf("Switched to %s mode: %s", modeName(active.Status == metav1.ConditionTrue), active.Message)})
+	}
+	if ready.Status != metav1.ConditionTrue && (prevReady == nil || prevReady.Reason != ready.Reason) {
+		out = append(out, eventRecord{corev1.EventTypeWarning, ready.Reason, "Sync", ready.Message})
+	}
+	return out
 }
 
 // modeName names the mode a condition selects, for messages and events.

@@ -182,3 +182,39 @@ func TestProbeSpec(t *testing.T) {
 		})
 	}
 }
+
+func TestTransitionEvents(t *testing.T) {
+	cond := func(status, reason, msg string) *metav1.Condition {
+		return &metav1.Condition{Status: metav1.ConditionStatus(status), Reason: reason, Message: msg}
+	}
+	matched := *cond("True", "Matched", `State "s" responded 200 as expected`)
+	notMatched := *cond("False", "NotMatched", `State "s" responded 503, which does not match spec.expected`)
+	synced := *cond("True", "Synced", "ok")
+	conflict := *cond("False", "TargetConflict", "taken")
+	tests := []struct {
+		name                  string
+		prevActive, prevReady *metav1.Condition
+		active, ready         metav1.Condition
+		want                  []eventRecord
+	}{
+		{name: "first status: no switch", active: matched, ready: synced},
+		{name: "first status with a conflict warns", active: matched, ready: conflict,
+			want: []eventRecord{{"Warning", "TargetConflict", "Sync", "taken"}}},
+		{name: "to active", prevActive: &notMatched, prevReady: &synced, active: matched, ready: synced,
+			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to active mode: State "s" responded 200 as expected`}}},
+		{name: "to passive", prevActive: &matched, prevReady: &synced, active: notMatched, ready: synced,
+			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`}}},
+		{name: "same mode, new message: nothing", prevActive: cond("False", "NoResponse", "x"), prevReady: &synced, active: notMatched, ready: synced},
+		{name: "conflict again: no repeat", prevActive: &matched, prevReady: &conflict, active: matched, ready: conflict},
+		{name: "conflict to apply failed warns again", prevActive: &matched, prevReady: &conflict, active: matched, ready: *cond("False", "ApplyFailed", "boom"),
+			want: []eventRecord{{"Warning", "ApplyFailed", "Sync", "boom"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(eventRecord{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
