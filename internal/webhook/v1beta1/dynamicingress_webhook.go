@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,8 +63,15 @@ func (v DynamicIngressValidator) ValidateCreate(ctx context.Context, di *v1beta1
 	return nil, invalid(di.Name, "DynamicIngress", errs)
 }
 
-// ValidateUpdate implements admission.Validator.
+// ValidateUpdate implements admission.Validator. An update that leaves the
+// spec alone (labels, finalizers, the garbage collector at work) or comes
+// while the object is being deleted is let through: checking templates then
+// could only block a deletion or a relabelling, for instance when the
+// namespace is terminating and refuses even a dry-run Ingress.
 func (v DynamicIngressValidator) ValidateUpdate(ctx context.Context, old, di *v1beta1.DynamicIngress) (admission.Warnings, error) {
+	if !di.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, di.Spec) {
+		return nil, nil
+	}
 	errs := ValidateDynamicIngress(old, di)
 	if len(errs) == 0 {
 		existing, err := v.target(ctx, di)

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -36,8 +37,14 @@ func (v DynamicIngressStateValidator) ValidateCreate(_ context.Context, state *v
 	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
 }
 
-// ValidateUpdate implements admission.Validator.
-func (v DynamicIngressStateValidator) ValidateUpdate(_ context.Context, _, state *v1beta1.DynamicIngressState) (admission.Warnings, error) {
+// ValidateUpdate implements admission.Validator. As for DynamicIngresses,
+// an update that leaves the spec alone or comes during deletion is let
+// through, so that a changed --probe-deny-cidrs does not block relabelling
+// or deleting an existing state.
+func (v DynamicIngressStateValidator) ValidateUpdate(_ context.Context, old, state *v1beta1.DynamicIngressState) (admission.Warnings, error) {
+	if !state.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, state.Spec) {
+		return nil, nil
+	}
 	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
 }
 

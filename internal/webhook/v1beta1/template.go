@@ -11,14 +11,15 @@ import (
 
 // templateErrors turns the API server's answer to a dry run of a rendered
 // template into errors under the template's field path, keeping the API
-// server's own messages. A rejection without field causes (another
-// webhook's, say) is reported on the template as a whole.
+// server's own messages. Any other rejection (another webhook's, a
+// terminating namespace) is reported on the template as a whole.
 func templateErrors(tplPath, targetName *field.Path, err error) field.ErrorList {
 	if err == nil {
 		return nil
 	}
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
+	if !errors.As(err, &status) || status.Status().Reason != metav1.StatusReasonInvalid ||
+		status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
 		return field.ErrorList{field.Invalid(tplPath, field.OmitValueType{}, "the API server rejects this template as an Ingress: "+err.Error())}
 	}
 	var errs field.ErrorList

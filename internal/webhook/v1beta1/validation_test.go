@@ -325,6 +325,13 @@ func TestTemplateErrors(t *testing.T) {
 	if !strings.HasPrefix(got, "spec.activeIngress.template: Invalid value: the API server rejects this template as an Ingress: ") || !strings.Contains(got, "host clash") {
 		t.Errorf("a rejection without causes reads %q", got)
 	}
+	terminating := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
+		Message: "namespace shop is being terminated",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "NamespaceTerminating", Message: "namespace shop is being terminated", Field: "metadata.namespace"}}}}}
+	got = templateErrors(tpl, name, terminating).ToAggregate().Error()
+	if want := "spec.activeIngress.template: Invalid value: the API server rejects this template as an Ingress: namespace shop is being terminated"; got != want {
+		t.Errorf("a Forbidden rejection with causes reads %q, want %q", got, want)
+	}
 	if errs := templateErrors(tpl, name, nil); errs != nil {
 		t.Errorf("no error gave %v", errs)
 	}

@@ -10,11 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
@@ -241,6 +243,40 @@ func patchDI(di *v1beta1.DynamicIngress, change func(*v1beta1.DynamicIngress)) e
 	patch := client.MergeFrom(di.DeepCopy())
 	change(di)
 	return k8s.Patch(ctx, di, patch)
+}
+
+// TestTerminatingNamespaceDoesNotBlockDeletion: a terminating namespace
+// refuses even a dry-run Ingress, so checking templates on every update
+// would keep a DynamicIngress with a finalizer from ever going away.
+func TestTerminatingNamespaceDoesNotBlockDeletion(t *testing.T) {
+	ns := newNamespace(t)
+	di := newDI(ns, "held")
+	di.Finalizers = []string{"example.com/hold"}
+	if err := k8s.Create(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := k8s.Delete(ctx, namespace); err != nil {
+		t.Fatal(err)
+	}
+	// envtest runs no namespace controller: the namespace stays Terminating.
+	eventually(t, func() error {
+		_, err := controllerutil.CreateOrUpdate(ctx, k8s, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe-terminating"}}, func() error { return nil })
+		return err
+	}).Should(MatchError(ContainSubstring("being terminated")))
+
+	if err := patchDI(di, func(di *v1beta1.DynamicIngress) { di.Labels = map[string]string{"team": "shop"} }); err != nil {
+		t.Errorf("relabelling in a terminating namespace was refused: %v", err)
+	}
+	if err := k8s.Delete(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	if err := patchDI(di, func(di *v1beta1.DynamicIngress) { di.Finalizers = nil }); err != nil {
+		t.Fatalf("removing the finalizer of a deleted DynamicIngress was refused: %v", err)
+	}
+	eventually(t, func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(di), &v1beta1.DynamicIngress{}))
+	}).Should(BeTrue())
 }
 
 func TestDefaults(t *testing.T) {
