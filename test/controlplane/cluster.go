@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -32,8 +31,6 @@ type Options struct {
 // envtest), with the CRDs installed, an admin kubeconfig and, on demand,
 // kube-controller-manager running the garbage collector.
 type Cluster struct {
-	// Config reaches the API server as an administrator.
-	Config *rest.Config
 	// Kubeconfig is the path of a kubeconfig file for kubectl and the manager.
 	Kubeconfig string
 	// WebhookCertDir holds tls.crt and tls.key for the webhook server, and
@@ -53,11 +50,10 @@ func Start(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	env := Environment(opts.Webhooks)
-	cfg, err := env.Start()
-	if err != nil {
+	if _, err := env.Start(); err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s (run `make envtest-assets`): %w", AssetsDir(), err)
 	}
-	c := &Cluster{Config: cfg, env: env}
+	c := &Cluster{env: env}
 	if opts.Webhooks {
 		c.WebhookCertDir, c.WebhookPort = env.WebhookInstallOptions.LocalServingCertDir, env.WebhookInstallOptions.LocalServingPort
 	}
