@@ -1,6 +1,10 @@
 package v1beta1
 
-import "time"
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Probe defaults. The schema sets interval and failureThreshold; the
 // timeout default depends on the interval, which only the webhook (and the
@@ -26,4 +30,26 @@ func (p *HTTPProbe) TimeoutOrDefault() time.Duration {
 		return p.Timeout.Duration
 	}
 	return min(MaxDefaultProbeTimeout, p.IntervalOrDefault())
+}
+
+// Default fills in what is unset: type HTTP, method GET, interval 30s,
+// timeout the shorter of 5s and the interval, failureThreshold 3. The
+// defaulting webhook applies it; the controller applies it to a copy, for
+// objects that reached the API server without the webhook.
+func (p *HTTPProbe) Default() {
+	if p.Type == "" {
+		p.Type = ProbeTypeHTTP
+	}
+	if p.Method == "" {
+		p.Method = "GET"
+	}
+	if p.Interval == nil {
+		p.Interval = &metav1.Duration{Duration: DefaultProbeInterval}
+	}
+	if p.Timeout == nil {
+		p.Timeout = &metav1.Duration{Duration: p.TimeoutOrDefault()}
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = DefaultProbeFailureThreshold
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,9 +105,8 @@ func (r *DynamicIngressStateReconciler) writeStatus(ctx context.Context, state *
 		return client.IgnoreNotFound(err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Updated state status", "statusCode", status.StatusCode)
-	cur := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
-	if cur != nil && cur.Reason == v1beta1.ReasonProbeFailed && (prev == nil || prev.Reason != cur.Reason) {
-		r.Recorder.Eventf(state, nil, corev1.EventTypeWarning, v1beta1.ReasonProbeFailed, "Probe", "%s", cur.Message)
+	for _, e := range stateTransitionEvents(prev, meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)) {
+		r.Recorder.Eventf(state, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,24 +11,19 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
-// probeSpec turns a state's probe into what the scheduler runs.
+// probeSpec turns a state's probe into what the scheduler runs, with the
+// defaults of a probe that bypassed the defaulting webhook.
 func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
-	method := p.Method
-	if method == "" {
-		method = "GET"
-	}
+	p = p.DeepCopy()
+	p.Default()
 	headers := make([]probe.Header, 0, len(p.Headers))
 	for _, h := range p.Headers {
 		headers = append(headers, probe.Header{Name: h.Name, Value: h.Value})
 	}
-	threshold := int(p.FailureThreshold)
-	if threshold < 1 {
-		threshold = v1beta1.DefaultProbeFailureThreshold
-	}
 	return probe.Spec{
-		Request:          probe.Request{Method: method, URL: p.URL, Headers: headers, Timeout: p.TimeoutOrDefault()},
-		Interval:         p.IntervalOrDefault(),
-		FailureThreshold: threshold,
+		Request:          probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration},
+		Interval:         p.Interval.Duration,
+		FailureThreshold: int(p.FailureThreshold),
 	}
 }
 
@@ -83,4 +79,14 @@ func withResponse(status v1beta1.DynamicIngressStateStatus, code, body string, t
 	}
 	out.StatusCode, out.Body, out.BodyTruncated = code, body, truncated
 	return out
+}
+
+// stateTransitionEvents are the events of a state's status change: a
+// Warning ProbeFailed when Ready turns to ProbeFailed, not on every failed
+// probe after it.
+func stateTransitionEvents(prevReady, ready *metav1.Condition) []eventRecord {
+	if ready == nil || ready.Reason != v1beta1.ReasonProbeFailed || (prevReady != nil && prevReady.Reason == ready.Reason) {
+		return nil
+	}
+	return []eventRecord{{corev1.EventTypeWarning, v1beta1.ReasonProbeFailed, "Probe", ready.Message}}
 }

@@ -218,3 +218,28 @@ func TestTransitionEvents(t *testing.T) {
 		})
 	}
 }
+
+func TestStateTransitionEvents(t *testing.T) {
+	failed := &metav1.Condition{Status: "False", Reason: "ProbeFailed", Message: "connection refused"}
+	succeeded := &metav1.Condition{Status: "True", Reason: "ProbeSucceeded"}
+	pending := &metav1.Condition{Status: "Unknown", Reason: "Pending"}
+	tests := []struct {
+		name        string
+		prev, ready *metav1.Condition
+		want        []eventRecord
+	}{
+		{name: "first failure", prev: succeeded, ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
+		{name: "failure from pending", prev: pending, ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
+		{name: "failure on a new state", ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
+		{name: "still failing, new message: no repeat", prev: failed, ready: &metav1.Condition{Status: "False", Reason: "ProbeFailed", Message: "timed out after 5s"}},
+		{name: "recovered", prev: failed, ready: succeeded},
+		{name: "no condition", prev: failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, stateTransitionEvents(tt.prev, tt.ready), cmp.AllowUnexported(eventRecord{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

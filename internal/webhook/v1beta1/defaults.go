@@ -4,8 +4,6 @@
 package v1beta1
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
 
@@ -20,23 +18,7 @@ func DefaultDynamicIngress(di *v1beta1.DynamicIngress) {
 // DefaultDynamicIngressState fills in a probe's type, method, interval,
 // timeout (the shorter of 5s and the interval) and failureThreshold.
 func DefaultDynamicIngressState(state *v1beta1.DynamicIngressState) {
-	p := state.Spec.Probe
-	if p == nil {
-		return
-	}
-	if p.Type == "" {
-		p.Type = v1beta1.ProbeTypeHTTP
-	}
-	if p.Method == "" {
-		p.Method = "GET"
-	}
-	if p.Interval == nil {
-		p.Interval = &metav1.Duration{Duration: v1beta1.DefaultProbeInterval}
-	}
-	if p.Timeout == nil {
-		p.Timeout = &metav1.Duration{Duration: p.TimeoutOrDefault()}
-	}
-	if p.FailureThreshold == 0 {
-		p.FailureThreshold = v1beta1.DefaultProbeFailureThreshold
+	if p := state.Spec.Probe; p != nil {
+		p.Default()
 	}
 }

@@ -7,7 +7,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,9 +52,7 @@ func (v DynamicIngressValidator) ValidateCreate(ctx context.Context, di *v1beta1
 		case err != nil:
 			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), err))
 		case existing != nil:
-			key := existing.Namespace + "/" + existing.Name
-			errs = append(errs, field.Invalid(field.NewPath("spec", "target"), key,
-				fmt.Sprintf("Ingress %s already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name", key)))
+			errs = append(errs, targetExists(existing.Namespace, existing.Name))
 		default:
 			errs = append(errs, v.validateTemplates(ctx, di, nil)...)
 		}
@@ -102,10 +99,7 @@ func (v DynamicIngressValidator) target(ctx context.Context, di *v1beta1.Dynamic
 }
 
 // validateTemplates sends each template to the API server as a dry run of
-// the Ingress the operator would write. An existing target of this
-// DynamicIngress is dry-run updated, so that Ingress admission webhooks that
-// check host and path clashes see the same Ingress; otherwise the target
-// is dry-run created.
+// the Ingress the operator would write (see dryRunRequest).
 func (v DynamicIngressValidator) validateTemplates(ctx context.Context, di *v1beta1.DynamicIngress, existing *networkingv1.Ingress) field.ErrorList {
 	var errs field.ErrorList
 	variants := []struct {
@@ -127,23 +121,13 @@ func (v DynamicIngressValidator) dryRun(ctx context.Context, di *v1beta1.Dynamic
 	if err != nil {
 		return err
 	}
-	ing, err := ingress.Object(desired)
+	rendered, err := ingress.Object(desired)
 	if err != nil {
 		return err
 	}
-	// A new DynamicIngress has no UID yet to refer to.
-	ing.OwnerReferences = nil
-	switch {
-	case existing == nil:
-		return v.Writer.Create(ctx, ing, client.DryRunAll)
-	case metav1.IsControlledBy(existing, di):
-		updated := existing.DeepCopy()
-		updated.Labels, updated.Annotations, updated.Spec = ing.Labels, ing.Annotations, ing.Spec
-		return v.Writer.Update(ctx, updated, client.DryRunAll)
-	default:
-		// Someone else's Ingress holds the name: check the shape under a
-		// generated name.
-		ing.Name, ing.GenerateName = "", "dynamicingress-validation-"
-		return v.Writer.Create(ctx, ing, client.DryRunAll)
+	ing, update := dryRunRequest(di, rendered, existing)
+	if update {
+		return v.Writer.Update(ctx, ing, client.DryRunAll)
 	}
+	return v.Writer.Create(ctx, ing, client.DryRunAll)
 }

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
 
 // templateErrors turns the API server's answer to a dry run of a rendered
@@ -45,4 +48,27 @@ func causeError(tplPath, targetName *field.Path, cause metav1.StatusCause) *fiel
 	// The message already reads "<type>: <value>: <detail>"; keep it whole.
 	detail := strings.TrimPrefix(cause.Message, errType.String()+": ")
 	return &field.Error{Type: errType, Field: path.String(), BadValue: field.OmitValueType{}, Detail: detail}
+}
+
+// dryRunRequest is the Ingress to send as a dry run for a rendered template,
+// and whether to send it as an update. An existing target of this
+// DynamicIngress is updated in place, so that Ingress admission webhooks
+// that reject host and path clashes compare it with itself; a missing
+// target is created under its own name; an Ingress of someone else holding
+// the name is left aside and the shape is checked under a generated name.
+func dryRunRequest(di *v1beta1.DynamicIngress, rendered, existing *networkingv1.Ingress) (*networkingv1.Ingress, bool) {
+	ing := rendered.DeepCopy()
+	// A new DynamicIngress has no UID yet to refer to.
+	ing.OwnerReferences = nil
+	switch {
+	case existing == nil:
+		return ing, false
+	case metav1.IsControlledBy(existing, di):
+		updated := existing.DeepCopy()
+		updated.Labels, updated.Annotations, updated.Spec = ing.Labels, ing.Annotations, ing.Spec
+		return updated, true
+	default:
+		ing.Name, ing.GenerateName = "", "dynamicingress-validation-"
+		return ing, false
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
@@ -65,11 +66,15 @@ func ValidateDynamicIngress(old, di *v1beta1.DynamicIngress) field.ErrorList {
 
 // targetKey is "<namespace>/<name>" of the target, the namespace defaulted.
 func targetKey(di *v1beta1.DynamicIngress) string {
-	ns := di.Spec.Target.Namespace
-	if ns == "" {
-		ns = di.Namespace
-	}
-	return ns + "/" + di.Spec.Target.Name
+	return ingress.TargetNamespace(di) + "/" + di.Spec.Target.Name
+}
+
+// targetExists is the rejection of a new DynamicIngress whose target
+// Ingress is already there.
+func targetExists(namespace, name string) *field.Error {
+	key := namespace + "/" + name
+	return field.Invalid(field.NewPath("spec", "target"), key,
+		fmt.Sprintf("Ingress %s already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name", key))
 }
 
 func validateStatusCode(path *field.Path, code string, optional bool) field.ErrorList {

@@ -340,3 +340,61 @@ func TestTemplateErrors(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func TestTargetExists(t *testing.T) {
+	got := targetExists("shop", "storefront").Error()
+	want := `spec.target: Invalid value: "shop/storefront": Ingress shop/storefront already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDryRunRequest(t *testing.T) {
+	di := validDynamicIngress()
+	di.UID = "di-uid"
+	controller := true
+	rendered := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", Labels: map[string]string{"app": "new"},
+			Annotations:     map[string]string{"mode": "sorry"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "DynamicIngress", Name: "storefront", UID: "di-uid", Controller: &controller}}},
+		Spec: networkingv1.IngressSpec{IngressClassName: ptr("nginx")},
+	}
+	ours := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", ResourceVersion: "7", Labels: map[string]string{"app": "old"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "DynamicIngress", Name: "storefront", UID: "di-uid", Controller: &controller}}},
+	}
+	theirs := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", ResourceVersion: "3"}}
+	tests := []struct {
+		name       string
+		existing   *networkingv1.Ingress
+		wantUpdate bool
+		want       *networkingv1.Ingress
+	}{
+		{name: "no target: create under the target's name", want: &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
+			Spec:       networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+		{name: "our target: update it in place", existing: ours, wantUpdate: true, want: &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", ResourceVersion: "7", Labels: map[string]string{"app": "new"},
+				Annotations: map[string]string{"mode": "sorry"}, OwnerReferences: ours.OwnerReferences},
+			Spec: networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+		{name: "someone else's Ingress: create under a generated name", existing: theirs, want: &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", GenerateName: "dynamicingress-validation-", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
+			Spec:       networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, update := dryRunRequest(di, rendered, tt.existing)
+			if update != tt.wantUpdate {
+				t.Errorf("update = %v, want %v", update, tt.wantUpdate)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	if len(rendered.OwnerReferences) != 1 {
+		t.Error("dryRunRequest changed the rendered Ingress it was given")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
