@@ -29,9 +29,10 @@ func run() error {
 	var (
 		metricsAddr, probeAddr string
 		leaderElect            bool
-		denyCIDRs              string
+		denyCIDRs, allowHosts  string
 		maxBodyBytes           int64
 		concurrency            int
+		stateConcurrency       int
 		apiQPS                 float64
 		apiBurst               int
 		webhookCertPath        string
@@ -42,8 +43,10 @@ func run() error {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one manager replica is active.")
 	flag.StringVar(&denyCIDRs, "probe-deny-cidrs", probe.DefaultDenyCIDRs, "Comma-separated CIDRs that probes may not connect to; empty allows every address.")
+	flag.StringVar(&allowHosts, "probe-allow-hosts", "", "Comma-separated host names (flags.example.com) or patterns (*.internal.example.com) that probe URLs may name; empty allows any host.")
 	flag.Int64Var(&maxBodyBytes, "probe-max-body-bytes", 10240, "Longest probed body stored in a state's status; longer ones are truncated.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 32, "DynamicIngresses synced at once after a state changes.")
+	flag.IntVar(&stateConcurrency, "state-max-concurrent-reconciles", 8, "DynamicIngressStates whose status is written at once.")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Sustained requests per second to the API server.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of requests to the API server.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
@@ -55,9 +58,9 @@ func run() error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	guard, err := probe.ParseGuard(denyCIDRs)
+	guard, err := probe.ParseGuard(denyCIDRs, allowHosts)
 	if err != nil {
-		return fmt.Errorf("--probe-deny-cidrs: %w", err)
+		return fmt.Errorf("--probe-deny-cidrs or --probe-allow-hosts: %w", err)
 	}
 	if maxBodyBytes < 0 {
 		return fmt.Errorf("--probe-max-body-bytes: must not be negative, got %d", maxBodyBytes)
@@ -85,9 +88,10 @@ func run() error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
-		Guard:                   guard,
-		MaxBodyBytes:            maxBodyBytes,
-		MaxConcurrentReconciles: concurrency,
+		Guard:                        guard,
+		MaxBodyBytes:                 maxBodyBytes,
+		MaxConcurrentReconciles:      concurrency,
+		StateMaxConcurrentReconciles: stateConcurrency,
 	}); err != nil {
 		return err
 	}
@@ -106,6 +110,6 @@ func run() error {
 	if err := mgr.AddReadyzCheck("readyz", readyCheck); err != nil {
 		return err
 	}
-	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks)
+	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks)
 	return mgr.Start(ctx)
 }

@@ -45,6 +45,10 @@ const (
 	ReasonProbeFailed = "ProbeFailed"
 	// ReasonPending: no probe has been done yet for the current spec.
 	ReasonPending = "Pending"
+	// ReasonStatusWriteFailed: the API server refused the state's new
+	// status (for instance too large for etcd); the status keeps the
+	// response it had and the message holds the error.
+	ReasonStatusWriteFailed = "StatusWriteFailed"
 )
 
 // Event reasons, besides the condition reasons above that are also used as

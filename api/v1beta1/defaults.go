@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Probe defaults. The schema sets interval and failureThreshold; the
@@ -49,7 +50,15 @@ func (p *HTTPProbe) Default() {
 	if p.Timeout == nil {
 		p.Timeout = &metav1.Duration{Duration: p.TimeoutOrDefault()}
 	}
-	if p.FailureThreshold == 0 {
-		p.FailureThreshold = DefaultProbeFailureThreshold
+	if p.FailureThreshold == nil {
+		p.FailureThreshold = ptr.To[int32](DefaultProbeFailureThreshold)
 	}
+}
+
+// FailureThresholdOrDefault is spec.probe.failureThreshold, or 3 when unset.
+func (p *HTTPProbe) FailureThresholdOrDefault() int32 {
+	if p.FailureThreshold != nil {
+		return *p.FailureThreshold
+	}
+	return DefaultProbeFailureThreshold
 }

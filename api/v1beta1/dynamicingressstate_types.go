@@ -26,9 +26,11 @@ type FixedResponse struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[1-5][0-9][0-9]$')",message="must be an HTTP status code: three digits from 100 to 599"
 	Status string `json:"status"`
 
-	// body of the response.
+	// body of the response, at most 64 KiB (65536 bytes): it is copied
+	// whole into the state's status, which shares etcd's object size limit
+	// with everything else in the object.
 	// +optional
-	// +kubebuilder:validation:MaxLength=1048576
+	// +kubebuilder:validation:MaxLength=65536
 	Body string `json:"body,omitempty"`
 }
 
@@ -74,11 +76,12 @@ type HTTPProbe struct {
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// failureThreshold is the number of consecutive failed probes after
-	// which the response is cleared, at least 1.
+	// which the response is cleared, at least 1. An explicit 0 is rejected,
+	// not defaulted.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
-	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
 
 	// headers sent with every probe.
 	// +optional

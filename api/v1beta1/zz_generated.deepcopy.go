@@ -296,6 +296,11 @@ func (in *HTTPProbe) DeepCopyInto(out *HTTPProbe) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.FailureThreshold != nil {
+		in, out := &in.FailureThreshold, &out.FailureThreshold
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Headers != nil {
 		in, out := &in.Headers, &out.Headers
 		*out = make([]HTTPHeader, len(*in))

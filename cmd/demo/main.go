@@ -188,7 +188,7 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 
 	title("5. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
-	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": Ingress demo/storefront already exists`)
+	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
 }
 
 const takeoverDynamicIngress = `apiVersion: ingress.dynamicingress.io/v1beta1

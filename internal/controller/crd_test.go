@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestCRDSchemaRejects(t *testing.T) {
 		{"interval too long", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("25h") }), "must be at least 1s and at most 24h"},
 		{"timeout over interval", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("2s"); p.Timeout = d("3s") }), "spec.probe.timeout: Invalid value: must not be longer than the interval"},
 		{"zero timeout", probe(func(p *v1beta1.HTTPProbe) { p.Timeout = d("0s") }), `spec.probe.timeout: Invalid value: "0s": must be more than 0`},
-		{"zero threshold is defaulted, negative refused", probe(func(p *v1beta1.HTTPProbe) { p.FailureThreshold = -1 }), "spec.probe.failureThreshold: Invalid value: -1: spec.probe.failureThreshold in body should be greater than or equal to 1"},
+		{"zero threshold is defaulted, negative refused", probe(func(p *v1beta1.HTTPProbe) { p.FailureThreshold = ptr.To[int32](-1) }), "spec.probe.failureThreshold: Invalid value: -1: spec.probe.failureThreshold in body should be greater than or equal to 1"},
 		{"bad method", probe(func(p *v1beta1.HTTPProbe) { p.Method = "DELETE" }), `spec.probe.method: Unsupported value: "DELETE": supported values: "GET", "HEAD", "POST"`},
 	}
 	for _, tt := range tests {
@@ -68,7 +69,7 @@ func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
 	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"},
 		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: "https://flags.example.com/x"}}}
 	create(t, state)
-	want := v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/x", Interval: &metav1.Duration{Duration: 30 * time.Second}, FailureThreshold: 3}
+	want := v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/x", Interval: &metav1.Duration{Duration: 30 * time.Second}, FailureThreshold: ptr.To[int32](3)}
 	if diff := cmp.Diff(want, *state.Spec.Probe); diff != "" {
 		t.Errorf("schema defaults (-want +got):\n%s", diff)
 	}

@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 )
 
@@ -50,6 +53,8 @@ type DynamicIngressReconciler struct {
 	// MaxConcurrentReconciles bounds how many DynamicIngresses are synced at
 	// once; a state flip fans out to all of them.
 	MaxConcurrentReconciles int
+
+	writes *ownWrites
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=get;list;watch
@@ -64,7 +69,15 @@ type DynamicIngressReconciler struct {
 func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	di := &v1beta1.DynamicIngress{}
 	if err := r.Get(ctx, req.NamespacedName, di); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.writes.forget(di, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.writes.cacheHolds(di) {
+		// Deciding from a status this manager already replaced would
+		// write it and announce the switch a second time.
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 	}
 	if !di.DeletionTimestamp.IsZero() {
 		// The garbage collector removes the target through its ownerReference.
@@ -78,6 +91,9 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	active := activeCondition(di, state)
 	isActive := active.Status == metav1.ConditionTrue
 	target, syncErr := r.syncTarget(ctx, di, ingress.SelectTemplate(di.Spec, isActive), isActive)
+	if errors.Is(syncErr, errCacheLag) {
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
 	if apierrors.IsConflict(syncErr) {
 		// The Ingress changed since the cache showed it (a precondition
 		// failed): look again soon rather than report a failure.
@@ -124,8 +140,18 @@ func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.D
 		return targetResult{reason: v1beta1.ReasonApplyFailed,
 			message: fmt.Sprintf("spec.target.namespace %q is not the DynamicIngress's own namespace %q; nothing was written", key.Namespace, di.Namespace)}, nil
 	}
+	if other, err := r.olderTargeting(ctx, di); err != nil || other != "" {
+		if err != nil {
+			return applyFailed(fmt.Errorf("listing the DynamicIngresses of Ingress %s: %w", key, err))
+		}
+		return targetResult{reason: v1beta1.ReasonTargetConflict,
+			message: fmt.Sprintf("DynamicIngress %q already targets Ingress %s; this one leaves it alone", other, key)}, nil
+	}
 	existing, err := r.getTarget(ctx, key)
 	if err != nil {
+		if errors.Is(err, errCacheLag) {
+			return targetResult{}, err
+		}
 		return applyFailed(fmt.Errorf("reading Ingress %s: %w", key, err))
 	}
 	if existing != nil && !metav1.IsControlledBy(existing, di) {
@@ -142,6 +168,7 @@ func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.D
 		if err != nil && !apierrors.IsNotFound(err) {
 			return applyFailed(fmt.Errorf("deleting Ingress %s: %w", key, err))
 		}
+		r.writes.deleted(existing)
 		log.Info("Deleted Ingress", "ingress", key, "mode", mode)
 		return synced("No Ingress in %s mode", mode)
 	}
@@ -168,6 +195,8 @@ func (r *DynamicIngressReconciler) syncTarget(ctx context.Context, di *v1beta1.D
 	if err := r.Apply(ctx, desired.WithUID(existing.UID), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
 		return applyFailed(fmt.Errorf("applying Ingress %s: %w", key, err))
 	}
+	r.writes.wrote(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{
+		Namespace: key.Namespace, Name: key.Name, ResourceVersion: ptr.Deref(desired.ResourceVersion, "")}})
 	log.Info("Updated Ingress", "ingress", key, "mode", mode)
 	return synced("Ingress %s follows the %s template", key, mode)
 }
@@ -188,6 +217,7 @@ func (r *DynamicIngressReconciler) createTarget(ctx context.Context, key types.N
 		}
 		return applyFailed(fmt.Errorf("creating Ingress %s: %w", key, err))
 	}
+	r.writes.wrote(ing)
 	ctrl.LoggerFrom(ctx).Info("Created Ingress", "ingress", key, "mode", mode)
 	if _, err := r.ownCreatedFields(ctx, ing); err != nil {
 		return applyFailed(fmt.Errorf("taking over the fields of Ingress %s: %w", key, err))
@@ -207,6 +237,7 @@ func (r *DynamicIngressReconciler) ownCreatedFields(ctx context.Context, ing *ne
 	if err := r.Patch(ctx, ing, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return nil, err
 	}
+	r.writes.wrote(ing)
 	return ing, nil
 }
 
@@ -218,22 +249,44 @@ func applyFailed(err error) (targetResult, error) {
 	return targetResult{reason: v1beta1.ReasonApplyFailed, message: err.Error()}, err
 }
 
+// errCacheLag says the cache does not hold the manager's own last write to
+// an object yet: the reconcile is to be retried shortly.
+var errCacheLag = errors.New("the cache does not hold the last write yet")
+
 // getTarget reads the target from the cache and, when the cache has no
 // such managed Ingress, from the API server. It returns nil when there is
-// none.
+// none, and errCacheLag when the cache shows an Ingress older than this
+// manager's last write to it.
 func (r *DynamicIngressReconciler) getTarget(ctx context.Context, key types.NamespacedName) (*networkingv1.Ingress, error) {
 	ing := &networkingv1.Ingress{}
 	err := r.Get(ctx, key, ing)
+	if err == nil && !r.writes.cacheHolds(ing) {
+		return nil, errCacheLag
+	}
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, ing)
 	}
 	if apierrors.IsNotFound(err) {
+		r.writes.forget(ing, key)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return ing, nil
+}
+
+// olderTargeting names another DynamicIngress of the namespace that names
+// the same target and was there first (the admission webhook refuses a
+// second one; this holds when two were created at the same moment, or
+// without the webhook). "" when there is none.
+func (r *DynamicIngressReconciler) olderTargeting(ctx context.Context, di *v1beta1.DynamicIngress) (string, error) {
+	list := &v1beta1.DynamicIngressList{}
+	if err := r.List(ctx, list, client.InNamespace(di.Namespace),
+		client.MatchingFields{index.DynamicIngressTarget: di.Spec.Target.Name}); err != nil {
+		return "", err
+	}
+	return firstClaimant(list.Items, di), nil
 }
 
 // writeStatus sets both conditions, writes the status only when it changed,
@@ -252,6 +305,7 @@ func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.
 	if err := r.Status().Patch(ctx, di, client.MergeFrom(before)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.writes.wrote(di)
 
 	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
 		r.Recorder.Eventf(di, nil, e.eventType, e.reason, e.action, "%s", e.note)
@@ -259,7 +313,7 @@ func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.
 	return nil
 }
 
-// SetupWithManager registers the controller. Call SetupIndexes first.
+// SetupWithManager registers the controller. Call index.Setup first.
 func (r *DynamicIngressReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta1.DynamicIngress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -267,7 +321,7 @@ func (r *DynamicIngressReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.DynamicIngressState{},
 			handler.EnqueueRequestsFromMapFunc(r.stateToDynamicIngresses),
 			builder.WithPredicates(responseChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
 		Named("dynamicingress").
 		Complete(r)
 }
@@ -276,7 +330,7 @@ func (r *DynamicIngressReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *DynamicIngressReconciler) stateToDynamicIngresses(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &v1beta1.DynamicIngressList{}
 	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{IndexDynamicIngressState: obj.GetName()}); err != nil {
+		client.MatchingFields{index.DynamicIngressState: obj.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the DynamicIngresses of a state", "state", client.ObjectKeyFromObject(obj))
 		return nil
 	}

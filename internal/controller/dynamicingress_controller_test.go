@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"fmt"
+	"k8s.io/utils/ptr"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 	ns := newNamespace(t)
 	state := fixedState(ns, "flag", "200", "")
 	active := variant("a.example.com", "sorry", map[string]string{"sorry.example.com/banner": "on", "shared": "active"})
-	active.Template.Spec.IngressClassName = ptr("nginx")
+	active.Template.Spec.IngressClassName = ptr.To("nginx")
 	passive := variant("a.example.com", "web", map[string]string{"shared": "passive"})
 	di := dynamicIngress(ns, "web", "flag", "200", passive, active)
 	create(t, state, di)
@@ -189,7 +190,7 @@ func TestDeletingDynamicIngressLeavesOwnerReferenceForGC(t *testing.T) {
 	eventually(t, backendOf(t, ns, "gc")).Should(Equal("web"))
 	refs := ingressOf(t, ns, "gc")().OwnerReferences
 	want := []metav1.OwnerReference{{APIVersion: "ingress.dynamicingress.io/v1beta1", Kind: "DynamicIngress", Name: "gc",
-		UID: di.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+		UID: di.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	if diff := cmp.Diff(want, refs); diff != "" {
 		t.Errorf("ownerReferences (-want +got):\n%s", diff)
 	}
@@ -225,5 +226,3 @@ func eventReasons(ns, name string) func() []string {
 		return out
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -7,10 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
 
-// activeCondition evaluates the state against spec.expected (SPEC §3.1).
+// activeCondition evaluates the state against spec.expected (docs/behaviour.md).
 // state is nil when it does not exist.
 func activeCondition(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState) metav1.Condition {
 	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: di.Generation}
@@ -21,7 +22,7 @@ func activeCondition(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressSt
 	}
 	want := match.Expected{StatusCode: di.Spec.Expected.StatusCode, Body: di.Spec.Expected.Body}
 	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
-	switch match.Evaluate(want, got) {
+	switch match.Evaluate(want, got).Outcome {
 	case match.Matched:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = v1beta1.ReasonMatched
@@ -64,7 +65,7 @@ type eventRecord struct {
 	eventType, reason, action, note string
 }
 
-// transitionEvents are the events of a status change (SPEC §3.4): Normal
+// transitionEvents are the events of a status change (docs/behaviour.md): Normal
 // Switched when Active flips (not when it is first set), and a Warning
 // named after Ready's reason when Ready turns False for a new reason.
 func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition) []eventRecord {
@@ -85,4 +86,33 @@ func modeName(active bool) string {
 		return "active"
 	}
 	return "passive"
+}
+
+// firstClaimant names the DynamicIngress of list, other than di, that names
+// the same target and came first (created earlier; by name on a tie), so
+// that of two DynamicIngresses with one target exactly one acts on it. ""
+// when di is the first.
+func firstClaimant(list []v1beta1.DynamicIngress, di *v1beta1.DynamicIngress) string {
+	var first *v1beta1.DynamicIngress
+	for i := range list {
+		o := &list[i]
+		if o.UID == di.UID || ingress.TargetNamespace(o) != ingress.TargetNamespace(di) || o.Spec.Target.Name != di.Spec.Target.Name {
+			continue
+		}
+		if claimsBefore(o, di) && (first == nil || claimsBefore(o, first)) {
+			first = o
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return first.Name
+}
+
+// claimsBefore says whether a was created before b (by name on a tie).
+func claimsBefore(a, b *v1beta1.DynamicIngress) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
 }

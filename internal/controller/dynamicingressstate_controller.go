@@ -3,18 +3,23 @@ package controller
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -24,34 +29,57 @@ import (
 // DynamicIngressStateReconciler keeps each state's status on its current
 // response: the fixed one, or what its probes show. Probes run in a
 // probe.Scheduler beside the reconciler; a changed observation comes back
-// here as an event.
+// here through the controller's work queue.
 type DynamicIngressStateReconciler struct {
 	client.Client
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Scheduler *probe.Scheduler
+	// MaxConcurrentReconciles bounds how many states have their status
+	// written at once, so one state that changes often never delays another.
+	MaxConcurrentReconciles int
 
-	probeEvents chan event.TypedGenericEvent[client.Object]
+	writes *ownWrites
+	probes probeNotifications
 }
 
 // NewDynamicIngressStateReconciler wires a reconciler to a new probe
-// scheduler. Add the scheduler to the manager as a Runnable.
+// scheduler. SetupWithManager adds the scheduler to the manager.
 func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventRecorder, clk clock.WithTicker, prober *probe.Prober) *DynamicIngressStateReconciler {
 	r := &DynamicIngressStateReconciler{
-		Client:      c,
-		Recorder:    recorder,
-		Clock:       clk,
-		probeEvents: make(chan event.TypedGenericEvent[client.Object], 1024),
+		Client:   c,
+		Recorder: recorder,
+		Clock:    clk,
+		writes:   newOwnWrites(clk),
 	}
-	r.Scheduler = probe.NewScheduler(prober, clk, r.probeObserved)
+	r.Scheduler = probe.NewScheduler(prober, clk, r.probes.notify)
 	return r
 }
 
-// probeObserved hands a changed observation to the reconciler.
-func (r *DynamicIngressStateReconciler) probeObserved(key string) {
+// probeNotifications hands a state whose observation changed to the
+// controller's work queue. Adding to the queue never blocks, and repeats
+// of a key not yet reconciled collapse into one, so a probe worker is never
+// held up, whether the reconciler is busy or the manager shutting down.
+type probeNotifications struct {
+	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
+}
+
+// start is the controller's source.Func: it receives the work queue.
+func (p *probeNotifications) start(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	p.queue.Store(&q)
+	return nil
+}
+
+// notify queues the state with this "namespace/name" key. Before the
+// controller starts there is no queue, and nothing to do: its first sync
+// reconciles every state anyway.
+func (p *probeNotifications) notify(key string) {
+	q := p.queue.Load()
+	if q == nil {
+		return
+	}
 	ns, name, _ := strings.Cut(key, "/")
-	obj := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	r.probeEvents <- event.TypedGenericEvent[client.Object]{Object: obj}
+	(*q).Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
@@ -64,10 +92,16 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	key := req.String()
 	state := &v1beta1.DynamicIngressState{}
 	if err := r.Get(ctx, req.NamespacedName, state); err != nil {
-		if client.IgnoreNotFound(err) == nil {
+		if apierrors.IsNotFound(err) {
 			r.Scheduler.Remove(key)
+			r.writes.forget(state, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.writes.cacheHolds(state) {
+		// Comparing with a status this manager already replaced could
+		// skip a write that is needed (docs/architecture.md).
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 	}
 	if !state.DeletionTimestamp.IsZero() {
 		r.Scheduler.Remove(key)
@@ -93,7 +127,10 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 }
 
 // writeStatus writes status when it differs and records ProbeFailed when the
-// state turns to it.
+// state turns to it. When the write fails for another reason than a
+// conflict (the status too large for etcd, say), it tries to say so on the
+// Ready condition, keeping the response the status had, and returns the
+// error so that the write is retried with backoff.
 func (r *DynamicIngressStateReconciler) writeStatus(ctx context.Context, state *v1beta1.DynamicIngressState, status v1beta1.DynamicIngressStateStatus) error {
 	if equality.Semantic.DeepEqual(state.Status, status) {
 		return nil
@@ -101,14 +138,38 @@ func (r *DynamicIngressStateReconciler) writeStatus(ctx context.Context, state *
 	before := state.DeepCopy()
 	prev := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
 	state.Status = status
-	if err := r.Status().Patch(ctx, state, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(err)
+	err := r.Status().Patch(ctx, state, client.MergeFrom(before))
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		return err
+	case err != nil:
+		return r.reportWriteFailure(ctx, before, err)
 	}
+	r.writes.wrote(state)
 	ctrl.LoggerFrom(ctx).V(1).Info("Updated state status", "statusCode", status.StatusCode)
 	for _, e := range stateTransitionEvents(prev, meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)) {
 		r.Recorder.Eventf(state, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	return nil
+}
+
+// reportWriteFailure sets Ready=False/StatusWriteFailed on the status as it
+// was, when that differs from what is there, and returns writeErr.
+func (r *DynamicIngressStateReconciler) reportWriteFailure(ctx context.Context, before *v1beta1.DynamicIngressState, writeErr error) error {
+	state := before.DeepCopy()
+	cond := statusWriteFailedCondition(state.Generation, writeErr)
+	prev := meta.FindStatusCondition(state.Status.Conditions, v1beta1.ConditionReady)
+	if prev != nil && prev.Reason == cond.Reason && prev.Message == cond.Message {
+		return writeErr
+	}
+	meta.SetStatusCondition(&state.Status.Conditions, cond)
+	if err := r.Status().Patch(ctx, state, client.MergeFrom(before)); err == nil {
+		r.writes.wrote(state)
+		r.Recorder.Eventf(state, nil, corev1.EventTypeWarning, v1beta1.ReasonStatusWriteFailed, "WriteStatus", "%s", cond.Message)
+	}
+	return writeErr
 }
 
 // SetupWithManager registers the controller and its probe scheduler.
@@ -118,7 +179,11 @@ func (r *DynamicIngressStateReconciler) SetupWithManager(mgr ctrl.Manager) error
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta1.DynamicIngressState{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Channel(r.probeEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Func(r.probes.start)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
+			RateLimiter:             retryRateLimiter(),
+		}).
 		Named("dynamicingressstate").
 		Complete(r)
 }

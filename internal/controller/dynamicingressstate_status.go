@@ -23,7 +23,7 @@ func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
 	return probe.Spec{
 		Request:          probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration},
 		Interval:         p.Interval.Duration,
-		FailureThreshold: int(p.FailureThreshold),
+		FailureThreshold: int(p.FailureThresholdOrDefault()),
 	}
 }
 
@@ -39,7 +39,7 @@ func fixedStatus(state *v1beta1.DynamicIngressState, now metav1.Time) v1beta1.Dy
 }
 
 // probedStatus is the status of a probed state after what its probes showed
-// (SPEC §3.3). Until the first probe of the current spec is done the last
+// (docs/behaviour.md). Until the first probe of the current spec is done the last
 // response is kept; a failure keeps it too, until failureThreshold
 // consecutive failures clear it.
 func probedStatus(state *v1beta1.DynamicIngressState, obs probe.Observation, now metav1.Time) v1beta1.DynamicIngressStateStatus {
@@ -89,4 +89,13 @@ func stateTransitionEvents(prevReady, ready *metav1.Condition) []eventRecord {
 		return nil
 	}
 	return []eventRecord{{corev1.EventTypeWarning, v1beta1.ReasonProbeFailed, "Probe", ready.Message}}
+}
+
+// statusWriteFailedCondition is the Ready condition of a state whose status
+// could not be written: the API server refused it (too large for etcd, for
+// instance), so the status keeps the response it had.
+func statusWriteFailedCondition(generation int64, err error) metav1.Condition {
+	return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+		Reason:  v1beta1.ReasonStatusWriteFailed,
+		Message: "The current response could not be written to the status: " + err.Error()}
 }

@@ -27,7 +27,7 @@ func probedState(ns, name, url string, interval metav1.Duration, threshold int32
 	return &v1beta1.DynamicIngressState{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{
-			URL: url, Interval: &interval, FailureThreshold: threshold,
+			URL: url, Interval: &interval, FailureThreshold: &threshold,
 			Timeout: &metav1.Duration{Duration: interval.Duration / 2},
 		}},
 	}

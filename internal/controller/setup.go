@@ -3,18 +3,22 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
@@ -26,6 +30,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxConcurrentReconciles of the DynamicIngress controller.
 	MaxConcurrentReconciles int
+	// StateMaxConcurrentReconciles of the DynamicIngressState controller.
+	StateMaxConcurrentReconciles int
 	// Clock drives probes and timestamps; the real clock when nil.
 	Clock clock.WithTicker
 }
@@ -48,11 +54,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	if err := SetupIndexes(ctx, mgr); err != nil {
+	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
 	states := NewDynamicIngressStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
 		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes))
+	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	if err := states.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
 	}
@@ -61,11 +68,22 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("dynamicingress-controller"),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		writes:                  newOwnWrites(opts.Clock),
 	}
 	if err := dis.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	return nil
+}
+
+// MaxRetryDelay caps the backoff between retries of a failed reconcile
+// (a write the API server refused, or could not be reached for).
+const MaxRetryDelay = 60 * time.Second
+
+// retryRateLimiter retries a failed reconcile after 5ms, doubling up to
+// MaxRetryDelay.
+func retryRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay)
 }
 
 // NewScheme returns a scheme with the built-in kinds and this project's.

@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -170,7 +173,7 @@ func TestProbeSpec(t *testing.T) {
 			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 5 * time.Second}, Interval: 30 * time.Second, FailureThreshold: 3}},
 		{"timeout defaults to the interval when shorter than 5s", v1beta1.HTTPProbe{URL: "http://x", Interval: d("2s")},
 			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 2 * time.Second}, Interval: 2 * time.Second, FailureThreshold: 3}},
-		{"everything set", v1beta1.HTTPProbe{URL: "https://x", Method: "POST", Interval: d("1m"), Timeout: d("10s"), FailureThreshold: 1,
+		{"everything set", v1beta1.HTTPProbe{URL: "https://x", Method: "POST", Interval: d("1m"), Timeout: d("10s"), FailureThreshold: ptr.To[int32](1),
 			Headers: []v1beta1.HTTPHeader{{Name: "Accept", Value: "application/json"}}},
 			probe.Spec{Request: probe.Request{Method: "POST", URL: "https://x", Headers: []probe.Header{{Name: "Accept", Value: "application/json"}}, Timeout: 10 * time.Second}, Interval: time.Minute, FailureThreshold: 1}},
 	}
@@ -241,5 +244,44 @@ func TestStateTransitionEvents(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestFirstClaimant(t *testing.T) {
+	at := func(sec int) metav1.Time { return metav1.NewTime(time.Date(2026, 11, 22, 0, 0, sec, 0, time.UTC)) }
+	di := func(name, target string, created metav1.Time) v1beta1.DynamicIngress {
+		return v1beta1.DynamicIngress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name), CreationTimestamp: created},
+			Spec:       v1beta1.DynamicIngressSpec{Target: v1beta1.TargetReference{Name: target}},
+		}
+	}
+	me := di("me", "storefront", at(10))
+	tests := []struct {
+		name string
+		list []v1beta1.DynamicIngress
+		want string
+	}{
+		{"alone", []v1beta1.DynamicIngress{me}, ""},
+		{"another target", []v1beta1.DynamicIngress{me, di("a", "checkout", at(1))}, ""},
+		{"a younger one yields to me", []v1beta1.DynamicIngress{me, di("b", "storefront", at(11))}, ""},
+		{"an older one comes first", []v1beta1.DynamicIngress{me, di("b", "storefront", at(9))}, "b"},
+		{"the oldest is named", []v1beta1.DynamicIngress{di("c", "storefront", at(5)), me, di("b", "storefront", at(1))}, "b"},
+		{"same second: by name", []v1beta1.DynamicIngress{me, di("ma", "storefront", at(10)), di("zz", "storefront", at(10))}, "ma"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstClaimant(tt.list, &me); got != tt.want {
+				t.Errorf("firstClaimant = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatusWriteFailedCondition(t *testing.T) {
+	got := statusWriteFailedCondition(3, errors.New("etcdserver: request is too large"))
+	want := metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, ObservedGeneration: 3, Reason: "StatusWriteFailed",
+		Message: "The current response could not be written to the status: etcdserver: request is too large"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

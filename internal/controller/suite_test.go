@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -25,6 +29,8 @@ var (
 	scheme = controller.NewScheme()
 	// writes counts the write requests the manager sends.
 	writes atomic.Int64
+	// testConfig reaches the control plane as its administrator.
+	testConfig *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -41,6 +47,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	testConfig = cfg
 
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -53,7 +60,7 @@ func runSuite(m *testing.M) int {
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   controller.CacheOptions(),
+		Cache:   cacheOptionsExcept(laggingNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -64,9 +71,9 @@ func runSuite(m *testing.M) int {
 	defer cancel()
 	// Probes in these tests reach HTTP servers on loopback, which the
 	// default guard denies: deny only a range no test uses.
-	guard, _ := probe.ParseGuard("192.0.2.0/24")
+	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
-		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16,
+		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -79,15 +86,52 @@ func runSuite(m *testing.M) int {
 	return m.Run()
 }
 
-// countWrites wraps the manager's transport to count write requests.
+// countWrites wraps the manager's transport to count write requests, in
+// all and per namespace and resource (see writesTo).
 func countWrites(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		switch req.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 			writes.Add(1)
+			if ns, resource := writeTarget(req.URL.Path); ns != "" {
+				n, _ := writesByTarget.LoadOrStore(ns+" "+resource, &atomic.Int64{})
+				n.(*atomic.Int64).Add(1)
+			}
 		}
 		return rt.RoundTrip(req)
 	})
+}
+
+// writesByTarget counts writes by "<namespace> <resource>[/status]".
+var writesByTarget sync.Map
+
+// writeTarget is the namespace and the resource (with "/status" for the
+// status subresource) of an API path such as
+// /apis/g/v/namespaces/NS/RESOURCE/NAME/status.
+func writeTarget(path string) (namespace, resource string) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i, p := range parts {
+		if p != "namespaces" || i+2 >= len(parts) {
+			continue
+		}
+		namespace, resource = parts[i+1], parts[i+2]
+		if i+4 < len(parts) {
+			resource += "/" + parts[i+4]
+		}
+		return namespace, resource
+	}
+	return "", ""
+}
+
+// writesTo returns the number of write requests the manager has sent to a
+// resource (e.g. "dynamicingresses/status", "ingresses", "events") of a
+// namespace.
+func writesTo(namespace, resource string) int64 {
+	n, ok := writesByTarget.Load(namespace + " " + resource)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -97,3 +141,16 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s) }
 
 func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }
+
+// cacheOptionsExcept is the manager's cache configuration without the
+// objects of one namespace, which a test hands to a manager of its own.
+func cacheOptionsExcept(namespace string) cache.Options {
+	opts := controller.CacheOptions()
+	notThere := fields.OneTermNotEqualSelector("metadata.namespace", namespace)
+	opts.DefaultFieldSelector = notThere
+	for obj, byObject := range opts.ByObject {
+		byObject.Field = notThere
+		opts.ByObject[obj] = byObject
+	}
+	return opts
+}

@@ -1,5 +1,5 @@
 // Package ingress turns a DynamicIngress template into the target Ingress
-// and tells whether the target already is what the template says (SPEC §3.2).
+// and tells whether the target already is what the template says (docs/behaviour.md).
 package ingress
 
 import (

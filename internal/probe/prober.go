@@ -4,14 +4,19 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Header is one request header.
@@ -30,30 +35,63 @@ type Request struct {
 // Response is what a probe observed: any HTTP response, whatever its status.
 type Response struct {
 	StatusCode string
-	Body       string
-	Truncated  bool
+	// Body is valid UTF-8 of at most the Prober's maxBodyBytes.
+	Body string
+	// Truncated is true when the body was longer than maxBodyBytes.
+	Truncated bool
 }
 
 // Prober sends probes through a guarded HTTP client that never follows
-// redirects and never uses a proxy.
+// redirects, never uses a proxy and never asks for compressed bodies.
 type Prober struct {
 	client       *http.Client
+	guard        Guard
 	maxBodyBytes int64
 }
 
+const (
+	// dialTimeout and tlsHandshakeTimeout bound a probe without a timeout
+	// of its own; a probe's timeout covers every phase.
+	dialTimeout         = 30 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+)
+
+// transportOptions are what tests change; NewProber uses
+// defaultTransportOptions.
+type transportOptions struct {
+	// tlsConfig is nil for the system roots.
+	tlsConfig *tls.Config
+	// pingAfter is how long an HTTP/2 connection may stay silent before it
+	// is pinged; pingTimeout how long the ping may go unanswered before the
+	// connection is closed. Without them a pooled connection whose peer
+	// vanished would take every probe to the timeout.
+	pingAfter, pingTimeout time.Duration
+}
+
+var defaultTransportOptions = transportOptions{pingAfter: 15 * time.Second, pingTimeout: 5 * time.Second}
+
 // NewProber returns a Prober that keeps at most maxBodyBytes of a body and
-// refuses connections that guard denies.
+// refuses hosts and connections that guard denies.
 func NewProber(guard Guard, maxBodyBytes int64) *Prober {
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: guard.Control}
+	return newProber(guard, maxBodyBytes, defaultTransportOptions)
+}
+
+func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Control: guard.Control}
 	transport := &http.Transport{
 		// No proxy: a proxy would connect on our behalf, past the guard.
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
+		Proxy:             nil,
+		DialContext:       dialer.DialContext,
+		TLSClientConfig:   o.tlsConfig,
+		ForceAttemptHTTP2: true,
+		HTTP2:             &http.HTTP2Config{SendPingTimeout: o.pingAfter, PingTimeout: o.pingTimeout},
+		// Without this the transport asks for gzip and unpacks it, and a
+		// user's own Accept-Encoding would get raw gzip stored as the body.
+		DisableCompression:    true,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
 	return &Prober{
@@ -63,52 +101,133 @@ func NewProber(guard Guard, maxBodyBytes int64) *Prober {
 				return http.ErrUseLastResponse
 			},
 		},
+		guard:        guard,
 		maxBodyBytes: maxBodyBytes,
 	}
 }
 
-// Probe sends one request and returns the response, or the transport error.
+// Probe sends one request and returns the response, whatever its status.
+// Every failure is an *Error. The timeout covers the whole probe, body
+// included.
 func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	f := newFailure(r)
+	var t trace
+	req, ferr := p.newRequest(httptrace.WithClientTrace(ctx, t.clientTrace()), r, f)
+	if ferr != nil {
+		return Response{}, ferr
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		t.dropOnTimeout(ctx)
+		return Response{}, f.classify(ctx, t.state(), err, beforeResponse)
+	}
+	defer func() { _ = resp.Body.Close() }()
+
+	// One byte past the limit tells a longer body from one that fits.
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.maxBodyBytes+1))
+	if err != nil {
+		t.dropOnTimeout(ctx)
+		return Response{}, f.classify(ctx, t.state(), err, readingBody)
+	}
+	out := Response{StatusCode: strconv.Itoa(resp.StatusCode)}
+	out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
+	return out, nil
+}
+
+// newRequest builds the HTTP request, or the Error that stops it before
+// anything is sent.
+func (p *Prober) newRequest(ctx context.Context, r Request, f failure) (*http.Request, *Error) {
+	u, err := url.Parse(r.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, f.errorf(ReasonHTTP, "invalid URL: must be an absolute http or https URL with a host")
+	}
+	if err := p.guard.checkAllowed(u.Hostname()); err != nil {
+		return nil, f.errorf(ReasonDenied, "probe guard: %s (the manager's --probe-allow-hosts)", err)
+	}
+	// A literal address in a form Go does not parse (2130706433) would go
+	// to the resolver, which may or may not read it as an address: refuse
+	// it here, in the same words as at dial time.
+	if err := p.guard.checkLiteral(u.Hostname()); err != nil {
+		return nil, f.errorf(ReasonDenied, "probe guard: %s", err)
+	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, nil)
 	if err != nil {
-		return Response{}, err
+		return nil, f.errorf(ReasonHTTP, "invalid request method %q", r.Method)
 	}
 	for _, h := range r.Headers {
+		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {
+			return nil, f.errorf(ReasonHTTP, "invalid header %q", h.Name)
+		}
 		if strings.EqualFold(h.Name, "Host") {
 			req.Host = h.Value
 			continue
 		}
 		req.Header.Add(h.Name, h.Value)
 	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return Response{}, cleanError(err, r.Timeout)
-	}
-	defer func() { _ = resp.Body.Close() }()
-
-	body, err := io.ReadAll(io.LimitReader(resp.Body, p.maxBodyBytes+1))
-	if err != nil {
-		return Response{}, fmt.Errorf("reading body: %w", cleanError(err, r.Timeout))
-	}
-	out := Response{StatusCode: strconv.Itoa(resp.StatusCode)}
-	if int64(len(body)) > p.maxBodyBytes {
-		body = body[:p.maxBodyBytes]
-		out.Truncated = true
-	}
-	out.Body = string(body)
-	return out, nil
+	// Set replaces a user's Accept-Encoding: a compressed body would be
+	// stored as raw bytes, and the status shows what a client reads.
+	req.Header.Set("Accept-Encoding", "identity")
+	return req, nil
 }
 
-// cleanError makes a timeout read the same at every attempt, so an
-// unchanged failure does not look like a new one.
-func cleanError(err error, timeout time.Duration) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("timed out after %s", timeout)
+// trace follows one probe through net/http/httptrace: which connection it
+// got, how a TLS handshake ended and whether any answer came, so that a
+// failure can be told by the phase it happened in. Its hooks may run on
+// the transport's goroutines.
+type trace struct {
+	mu sync.Mutex
+	s  traceState
+}
+
+// traceState is what a trace saw.
+type traceState struct {
+	conn      net.Conn
+	tlsErr    error
+	firstByte bool
+}
+
+func (t *trace) clientTrace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.s.conn = info.Conn
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if err != nil {
+				t.s.tlsErr = err
+			}
+		},
+		GotFirstResponseByte: func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.s.firstByte = true
+		},
 	}
-	return err
+}
+
+func (t *trace) state() traceState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s
+}
+
+// dropOnTimeout closes the probe's connection when its deadline passed.
+// HTTP/1 does so itself, but HTTP/2 only resets the stream and keeps the
+// connection pooled: if the connection is what hangs, every later probe
+// would be sent over it and time out too, while a new one would work.
+func (t *trace) dropOnTimeout(ctx context.Context) {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return
+	}
+	if c := t.state().conn; c != nil {
+		_ = c.Close()
+	}
 }

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"sync"
@@ -25,6 +26,9 @@ type Observation struct {
 	Response Response
 	// Err says why the last probe failed; empty when it got a response.
 	Err string
+	// Reason is the kind of failure in Err, empty when it got a response,
+	// so that callers can count failures by reason.
+	Reason FailureReason
 	// ThresholdReached is true once FailureThreshold consecutive probes
 	// failed: the response is to be forgotten.
 	ThresholdReached bool
@@ -55,21 +59,30 @@ type worker struct {
 }
 
 // MaxStartJitter bounds the random delay before the first probe of a
-// state, so that states created or reloaded together do not probe in step,
-// while a new state still gets its first answer quickly.
-const MaxStartJitter = time.Second
+// state. The delay is drawn within the state's interval, so states created
+// or reloaded together (a thousand at 30s after a restart) spread over the
+// interval instead of hitting a shared service in one burst; the bound
+// keeps the first answer of a state with a long interval near.
+const MaxStartJitter = 30 * time.Second
 
 // NewScheduler returns a Scheduler that runs once Start is called.
 func NewScheduler(prober *Prober, clk clock.WithTicker, notify func(key string)) *Scheduler {
 	return &Scheduler{
-		prober: prober,
-		clock:  clk,
-		notify: notify,
-		jitter: func(interval time.Duration) time.Duration {
-			return time.Duration(rand.Int64N(int64(min(interval, MaxStartJitter))))
-		},
+		prober:  prober,
+		clock:   clk,
+		notify:  notify,
+		jitter:  startJitter,
 		workers: map[string]*worker{},
 	}
+}
+
+// startJitter draws the delay before the first probe of a state, in
+// [0, min(interval, MaxStartJitter)).
+func startJitter(interval time.Duration) time.Duration {
+	if bound := min(interval, MaxStartJitter); bound > 0 {
+		return time.Duration(rand.Int64N(int64(bound)))
+	}
+	return 0
 }
 
 // Start runs the workers until ctx ends. It implements manager.Runnable.
@@ -93,7 +106,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 }
 
 // Ensure makes the state with this key probed after spec. A changed spec
-// starts over: the observation is reset and the first probe comes soon.
+// starts over: the observation is reset and the first probe comes after a
+// new start delay.
 func (s *Scheduler) Ensure(key string, spec Spec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,8 +169,9 @@ func (s *Scheduler) startLocked(key string, w *worker) {
 	}()
 }
 
-// run probes one state until ctx ends: once after a short random delay,
-// then on every tick of its interval.
+// run probes one state until ctx ends: once after its random start delay,
+// then on every tick of its interval. The ticker starts with the first
+// probe, so the state keeps its offset from the others.
 func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	delay := s.clock.NewTimer(s.jitter(w.spec.Interval))
 	select {
@@ -176,7 +191,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		next := Observation{Probed: true, Response: resp}
 		if err != nil {
 			failures++
-			next = Observation{Probed: true, Err: err.Error(), ThresholdReached: failures >= w.spec.FailureThreshold}
+			next = Observation{Probed: true, Err: err.Error(), Reason: reasonOf(err), ThresholdReached: failures >= w.spec.FailureThreshold}
 		} else {
 			failures = 0
 		}
@@ -193,4 +208,14 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		case <-ticker.C():
 		}
 	}
+}
+
+// reasonOf returns the reason of a probe's error. The Prober only returns
+// *Error; the fallback keeps a failure from reading as a success.
+func reasonOf(err error) FailureReason {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ReasonRead
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // flagServer answers with the status code it holds, or stops listening.
@@ -158,4 +159,155 @@ func TestSchedulerStartsWorkersRegisteredBeforeStart(t *testing.T) {
 	defer cancel()
 	go func() { _ = s.Start(ctx) }()
 	waitFor(t, s, notified, "ns/early", func(o Observation) bool { return o.Response.StatusCode == "200" })
+}
+
+func TestStartJitter(t *testing.T) {
+	tests := []struct {
+		interval, bound time.Duration
+	}{
+		{10 * time.Millisecond, 10 * time.Millisecond},
+		{5 * time.Second, 5 * time.Second},
+		{30 * time.Second, 30 * time.Second},
+		{10 * time.Minute, MaxStartJitter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.interval.String(), func(t *testing.T) {
+			var longest time.Duration
+			for range 200 {
+				d := startJitter(tt.interval)
+				if d < 0 || d >= tt.bound {
+					t.Fatalf("startJitter(%s) = %s, want within [0, %s)", tt.interval, d, tt.bound)
+				}
+				longest = max(longest, d)
+			}
+			// 200 draws all in the lower half: odds of 2^-200.
+			if longest < tt.bound/2 {
+				t.Errorf("200 draws of startJitter(%s) all below %s, want them spread over [0, %s)", tt.interval, tt.bound/2, tt.bound)
+			}
+		})
+	}
+	if d := startJitter(0); d != 0 {
+		t.Errorf("startJitter(0) = %s, want 0", d)
+	}
+}
+
+// countingServer answers "probe N" to its Nth request.
+func countingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprintf(w, "probe %d", hits.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+func startFakeScheduler(t *testing.T, jitter func(time.Duration) time.Duration) (*Scheduler, *clocktesting.FakeClock, chan string) {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	notified := make(chan string, 1000)
+	s := NewScheduler(NewProber(Guard{}, 1024), fc, func(key string) { notified <- key })
+	if jitter != nil {
+		s.jitter = jitter
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Start(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return s, fc, notified
+}
+
+// waitWaiters waits until n timers or tickers wait on the fake clock.
+func waitWaiters(t *testing.T, fc *clocktesting.FakeClock, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for fc.Waiters() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers wait on the clock, want %d", fc.Waiters(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestSchedulerKeepsStartOffset: the first probe comes after the start
+// delay, and the next ones an interval apart from it, not from the start.
+func TestSchedulerKeepsStartOffset(t *testing.T) {
+	srv, hits := countingServer(t)
+	const offset, interval = 7 * time.Second, 10 * time.Second
+	s, fc, notified := startFakeScheduler(t, func(d time.Duration) time.Duration {
+		if d != interval {
+			t.Errorf("jitter asked for interval %s, want %s", d, interval)
+		}
+		return offset
+	})
+	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: interval, FailureThreshold: 1})
+	waitWaiters(t, fc, 1)
+
+	steps := []struct {
+		step      time.Duration
+		wantProbe string // "" when no probe may happen
+	}{
+		{offset - time.Millisecond, ""},
+		{time.Millisecond, "probe 1"},
+		{interval - time.Millisecond, ""},
+		{time.Millisecond, "probe 2"},
+		{interval, "probe 3"},
+	}
+	for i, st := range steps {
+		fc.Step(st.step)
+		if st.wantProbe == "" {
+			time.Sleep(50 * time.Millisecond)
+			if n := hits.Load(); n != int32(i/2) {
+				t.Fatalf("step %d: %d probes, want %d", i, n, i/2)
+			}
+			continue
+		}
+		obs := waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Response.Body == st.wantProbe })
+		if obs.Err != "" || obs.Reason != "" {
+			t.Errorf("step %d: failure in a successful observation: %+v", i, obs)
+		}
+		waitWaiters(t, fc, 1) // the ticker waits again
+	}
+}
+
+// TestSchedulerSpreadsFirstProbes: states registered together start over
+// their interval, not in one burst.
+func TestSchedulerSpreadsFirstProbes(t *testing.T) {
+	srv, hits := countingServer(t)
+	s, fc, _ := startFakeScheduler(t, nil)
+	const states = 60
+	for i := range states {
+		s.Ensure(fmt.Sprintf("ns/s%d", i), Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Minute, FailureThreshold: 1})
+	}
+	waitWaiters(t, fc, states)
+	fc.Step(2 * time.Second)
+	time.Sleep(200 * time.Millisecond)
+	// Spread over 30s, about 4 of 60 start in the first 2s.
+	if n := hits.Load(); n > states/3 {
+		t.Errorf("%d of %d states probed within 2s of starting, want them spread over %s", n, states, MaxStartJitter)
+	}
+	fc.Step(MaxStartJitter)
+	deadline := time.Now().Add(5 * time.Second)
+	for hits.Load() < states && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := hits.Load(); n != states {
+		t.Errorf("%d of %d states probed within %s, want all", n, states, MaxStartJitter)
+	}
+}
+
+func TestSchedulerObservationReason(t *testing.T) {
+	srv := newFlagServer(t, 200)
+	s, notified := startScheduler(t)
+	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1})
+	ok := waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Probed })
+	if ok.Reason != "" || ok.Err != "" {
+		t.Errorf("successful observation has a failure: %+v", ok)
+	}
+	srv.Close()
+	failed := waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Err != "" })
+	want := Observation{Probed: true, Err: "GET " + srv.URL + ": connection refused", Reason: ReasonConnect, ThresholdReached: true}
+	// Observation must stay comparable: the scheduler tells a change by ==.
+	if failed != want {
+		t.Errorf("observation = %+v, want %+v", failed, want)
+	}
 }

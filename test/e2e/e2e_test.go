@@ -37,7 +37,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingressstate", "--all", "--timeout=60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingress", "--all", "--timeout=60s")
 
-	// `kubectl get dynamic` lists both kinds with the columns of SPEC §2.
+	// `kubectl get dynamic` lists both kinds with the columns docs/behaviour.md lists.
 	out = kubectl(t, "", "get", "-n", ns, "dynamic")
 	for _, header := range []string{"NAME TARGET STATE ACTIVE READY AGE", "NAME MODE CODE READY AGE"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), header) {

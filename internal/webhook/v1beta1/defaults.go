@@ -1,6 +1,6 @@
 // Package v1beta1 holds the admission webhooks of both kinds: thin typed
 // shells around the pure defaulting and validation functions of this
-// package (SPEC §4).
+// package (docs/behaviour.md, "Admission").
 package v1beta1
 
 import (

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 )
 
@@ -39,6 +40,9 @@ type DynamicIngressValidator struct {
 	Reader client.Reader
 	// Writer sends the dry-run writes that check the templates.
 	Writer client.Writer
+	// Cache lists DynamicIngresses by the index.DynamicIngressTarget field
+	// index, to find another DynamicIngress naming the same target.
+	Cache client.Reader
 }
 
 var _ admission.Validator[*v1beta1.DynamicIngress] = DynamicIngressValidator{}
@@ -48,9 +52,14 @@ func (v DynamicIngressValidator) ValidateCreate(ctx context.Context, di *v1beta1
 	errs := ValidateDynamicIngress(nil, di)
 	if len(errs) == 0 {
 		existing, err := v.target(ctx, di)
+		other, listErr := v.otherTargeting(ctx, di)
 		switch {
 		case err != nil:
 			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), err))
+		case listErr != nil:
+			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), listErr))
+		case other != "":
+			errs = append(errs, targetTaken(di.Namespace, di.Spec.Target.Name, other))
 		case existing != nil:
 			errs = append(errs, targetExists(existing.Namespace, existing.Name))
 		default:
@@ -84,6 +93,17 @@ func (v DynamicIngressValidator) ValidateUpdate(ctx context.Context, old, di *v1
 // ValidateDelete implements admission.Validator.
 func (DynamicIngressValidator) ValidateDelete(context.Context, *v1beta1.DynamicIngress) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// otherTargeting names another DynamicIngress of the namespace with the
+// same target, "" when there is none.
+func (v DynamicIngressValidator) otherTargeting(ctx context.Context, di *v1beta1.DynamicIngress) (string, error) {
+	list := &v1beta1.DynamicIngressList{}
+	if err := v.Cache.List(ctx, list, client.InNamespace(di.Namespace),
+		client.MatchingFields{index.DynamicIngressTarget: di.Spec.Target.Name}); err != nil {
+		return "", fmt.Errorf("listing DynamicIngresses: %w", err)
+	}
+	return otherTargeting(list.Items, di), nil
 }
 
 func (v DynamicIngressValidator) target(ctx context.Context, di *v1beta1.DynamicIngress) (*networkingv1.Ingress, error) {

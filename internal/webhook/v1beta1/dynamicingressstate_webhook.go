@@ -25,7 +25,7 @@ func (DynamicIngressStateDefaulter) Default(_ context.Context, state *v1beta1.Dy
 }
 
 // DynamicIngressStateValidator validates DynamicIngressStates against the
-// rules of SPEC §4 and the manager's probe guard.
+// admission rules of docs/behaviour.md and the manager's probe guard.
 type DynamicIngressStateValidator struct {
 	Guard probe.Guard
 }

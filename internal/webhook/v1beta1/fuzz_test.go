@@ -23,7 +23,7 @@ func FuzzValidateDynamicIngressState(f *testing.F) {
 	f.Add(false, "", "http://[::ffff:169.254.169.254]/", "HEAD", int64(86400e9), int64(-1), int32(-5), "", "")
 	f.Add(false, "", "ftp://x", "DELETE", int64(-1), int64(0), int32(1), "", "")
 	f.Add(false, "", "http://%zz", "GET", int64(1e9), int64(2e9), int32(1), "", "")
-	guard, _ := probe.ParseGuard(probe.DefaultDenyCIDRs)
+	guard, _ := probe.ParseGuard(probe.DefaultDenyCIDRs, "")
 	f.Fuzz(func(t *testing.T, fixed bool, code, rawURL, method string, interval, timeout int64, threshold int32, hName, hValue string) {
 		state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
 		if fixed {
@@ -32,7 +32,7 @@ func FuzzValidateDynamicIngressState(f *testing.F) {
 		if rawURL != "" || !fixed {
 			state.Spec.Probe = &v1beta1.HTTPProbe{Type: v1beta1.ProbeTypeHTTP, Method: method, URL: rawURL,
 				Interval: &metav1.Duration{Duration: time.Duration(interval)}, Timeout: &metav1.Duration{Duration: time.Duration(timeout)},
-				FailureThreshold: threshold}
+				FailureThreshold: &threshold}
 			if hName != "" {
 				state.Spec.Probe.Headers = []v1beta1.HTTPHeader{{Name: hName, Value: hValue}}
 			}
@@ -50,7 +50,7 @@ func FuzzValidateDynamicIngressState(f *testing.F) {
 		if guard.CheckHost(u.Hostname()) != nil {
 			t.Errorf("accepted a denied literal address: %q", p.URL)
 		}
-		if p.TimeoutOrDefault() <= 0 || p.TimeoutOrDefault() > p.IntervalOrDefault() || p.IntervalOrDefault() < time.Second || p.FailureThreshold < 1 {
+		if p.TimeoutOrDefault() <= 0 || p.TimeoutOrDefault() > p.IntervalOrDefault() || p.IntervalOrDefault() < time.Second || p.FailureThresholdOrDefault() < 1 {
 			t.Errorf("accepted timing the scheduler cannot run: %+v", p)
 		}
 	})

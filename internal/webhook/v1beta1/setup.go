@@ -11,11 +11,12 @@ import (
 )
 
 // SetupWebhooksWithManager registers the defaulting and validating webhooks
-// of both kinds with the manager's webhook server.
+// of both kinds with the manager's webhook server. It uses the field indexes
+// of package index (controller.SetupWithManager registers them).
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
 		WithDefaulter(DynamicIngressDefaulter{}).
-		WithValidator(DynamicIngressValidator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}).
+		WithValidator(DynamicIngressValidator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient()}).
 		Complete(); err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func runSuite(m *testing.M) int {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	guard, _ := probe.ParseGuard(probe.DefaultDenyCIDRs)
+	guard, _ := probe.ParseGuard(probe.DefaultDenyCIDRs, "")
 	if err := controller.SetupWithManager(runCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 4}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -17,11 +17,16 @@ import (
 
 var statusCodePattern = regexp.MustCompile(`^[1-5][0-9][0-9]$`)
 
-// Probe interval bounds (SPEC §2.2).
+// Probe interval bounds (docs/behaviour.md).
 const (
 	MinProbeInterval = time.Second
 	MaxProbeInterval = 24 * time.Hour
 )
+
+// MaxFixedBodyBytes bounds spec.fixedResponse.body. The body is copied into
+// the state's status, and a status beyond etcd's request size limit could
+// never be written.
+const MaxFixedBodyBytes = 64 << 10
 
 // ValidateDynamicIngress checks what needs no cluster access. old is nil on
 // create. The object is expected to be defaulted.
@@ -69,6 +74,27 @@ func targetKey(di *v1beta1.DynamicIngress) string {
 	return ingress.TargetNamespace(di) + "/" + di.Spec.Target.Name
 }
 
+// targetTaken is the rejection of a new DynamicIngress whose target another
+// DynamicIngress of the namespace already names: the two would take the
+// Ingress from each other whenever one of them is in a mode without it.
+func targetTaken(namespace, name, other string) *field.Error {
+	key := namespace + "/" + name
+	return field.Invalid(field.NewPath("spec", "target"), key,
+		fmt.Sprintf("DynamicIngress %q already targets Ingress %s; each Ingress has at most one DynamicIngress", other, key))
+}
+
+// otherTargeting returns the name of a DynamicIngress in list, other than
+// di, that names the same target as di; "" when there is none.
+func otherTargeting(list []v1beta1.DynamicIngress, di *v1beta1.DynamicIngress) string {
+	for i := range list {
+		o := &list[i]
+		if o.Name != di.Name && targetKey(o) == targetKey(di) {
+			return o.Name
+		}
+	}
+	return ""
+}
+
 // targetExists is the rejection of a new DynamicIngress whose target
 // Ingress is already there.
 func targetExists(namespace, name string) *field.Error {
@@ -100,6 +126,9 @@ func ValidateDynamicIngressState(state *v1beta1.DynamicIngressState, guard probe
 	}
 	if f := state.Spec.FixedResponse; f != nil {
 		errs = append(errs, validateStatusCode(spec.Child("fixedResponse", "status"), f.Status, false)...)
+		if len(f.Body) > MaxFixedBodyBytes {
+			errs = append(errs, field.TooLong(spec.Child("fixedResponse", "body"), f.Body, MaxFixedBodyBytes))
+		}
 	}
 	if p := state.Spec.Probe; p != nil {
 		errs = append(errs, validateProbe(spec.Child("probe"), p, guard)...)
@@ -131,8 +160,8 @@ func validateProbe(path *field.Path, p *v1beta1.HTTPProbe, guard probe.Guard) fi
 			errs = append(errs, field.Invalid(path.Child("timeout"), timeout.String(), fmt.Sprintf("must not be longer than the interval (%s)", interval)))
 		}
 	}
-	if p.FailureThreshold < 1 {
-		errs = append(errs, field.Invalid(path.Child("failureThreshold"), p.FailureThreshold, "must be at least 1"))
+	if p.FailureThreshold != nil && *p.FailureThreshold < 1 {
+		errs = append(errs, field.Invalid(path.Child("failureThreshold"), *p.FailureThreshold, "must be at least 1"))
 	}
 	for i, h := range p.Headers {
 		if !httpguts.ValidHeaderFieldName(h.Name) {
@@ -151,7 +180,7 @@ func validateProbeURL(path *field.Path, raw string, guard probe.Guard) field.Err
 		return field.ErrorList{field.Invalid(path, raw, "must be an absolute http or https URL with a host")}
 	}
 	if err := guard.CheckHost(u.Hostname()); err != nil {
-		return field.ErrorList{field.Invalid(path, raw, err.Error()+" (the manager's --probe-deny-cidrs)")}
+		return field.ErrorList{field.Invalid(path, probe.RedactURL(raw), err.Error())}
 	}
 	return nil
 }

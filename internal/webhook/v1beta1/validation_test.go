@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"k8s.io/utils/ptr"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func validProbeState() *v1beta1.DynamicIngressState {
 }
 
 func TestValidateDynamicIngressState(t *testing.T) {
-	guard, err := probe.ParseGuard(probe.DefaultDenyCIDRs)
+	guard, err := probe.ParseGuard(probe.DefaultDenyCIDRs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestValidateDynamicIngressState(t *testing.T) {
 		},
 		{
 			name:   "failureThreshold 0",
-			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.FailureThreshold = 0 },
+			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe.FailureThreshold = ptr.To[int32](0) },
 			want:   field.ErrorList{field.Invalid(probePath.Child("failureThreshold"), int32(0), "must be at least 1")},
 		},
 		{
@@ -267,11 +268,11 @@ func TestDefaults(t *testing.T) {
 		want v1beta1.HTTPProbe
 	}{
 		{"all defaults", v1beta1.HTTPProbe{URL: "https://x"},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("30s"), Timeout: dur("5s"), FailureThreshold: 3}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("30s"), Timeout: dur("5s"), FailureThreshold: ptr.To[int32](3)}},
 		{"short interval gives a short timeout", v1beta1.HTTPProbe{URL: "https://x", Interval: dur("2s")},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("2s"), Timeout: dur("2s"), FailureThreshold: 3}},
-		{"set values kept", v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: 1},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: 1}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("2s"), Timeout: dur("2s"), FailureThreshold: ptr.To[int32](3)}},
+		{"set values kept", v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1)},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,7 +358,7 @@ func TestDryRunRequest(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", Labels: map[string]string{"app": "new"},
 			Annotations:     map[string]string{"mode": "sorry"},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "DynamicIngress", Name: "storefront", UID: "di-uid", Controller: &controller}}},
-		Spec: networkingv1.IngressSpec{IngressClassName: ptr("nginx")},
+		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")},
 	}
 	ours := &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", ResourceVersion: "7", Labels: map[string]string{"app": "old"},
@@ -372,14 +373,14 @@ func TestDryRunRequest(t *testing.T) {
 	}{
 		{name: "no target: create under the target's name", want: &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
-			Spec:       networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+			Spec:       networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}},
 		{name: "our target: update it in place", existing: ours, wantUpdate: true, want: &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", ResourceVersion: "7", Labels: map[string]string{"app": "new"},
 				Annotations: map[string]string{"mode": "sorry"}, OwnerReferences: ours.OwnerReferences},
-			Spec: networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+			Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}},
 		{name: "someone else's Ingress: create under a generated name", existing: theirs, want: &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", GenerateName: "dynamicingress-validation-", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
-			Spec:       networkingv1.IngressSpec{IngressClassName: ptr("nginx")}}},
+			Spec:       networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -397,4 +398,33 @@ func TestDryRunRequest(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func TestOtherTargeting(t *testing.T) {
+	di := func(name, target, targetNS string) v1beta1.DynamicIngress {
+		return v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+			Spec: v1beta1.DynamicIngressSpec{Target: v1beta1.TargetReference{Name: target, Namespace: targetNS}}}
+	}
+	newDI := di("new", "storefront", "")
+	tests := []struct {
+		name string
+		list []v1beta1.DynamicIngress
+		want string
+	}{
+		{"none", nil, ""},
+		{"only itself (an update, or the cache already has it)", []v1beta1.DynamicIngress{di("new", "storefront", "shop")}, ""},
+		{"another target", []v1beta1.DynamicIngress{di("old", "checkout", "")}, ""},
+		{"same target", []v1beta1.DynamicIngress{di("old", "storefront", "")}, "old"},
+		{"same target, namespace defaulted on one side only", []v1beta1.DynamicIngress{di("old", "storefront", "shop")}, "old"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := otherTargeting(tt.list, &newDI); got != tt.want {
+				t.Errorf("otherTargeting = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	got := targetTaken("shop", "storefront", "old").Error()
+	want := `spec.target: Invalid value: "shop/storefront": DynamicIngress "old" already targets Ingress shop/storefront; each Ingress has at most one DynamicIngress`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

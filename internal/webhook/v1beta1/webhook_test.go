@@ -2,6 +2,7 @@ package v1beta1_test
 
 import (
 	"errors"
+	"k8s.io/utils/ptr"
 	"reflect"
 	"slices"
 	"strings"
@@ -60,6 +61,19 @@ func TestRejections(t *testing.T) {
 	if err := k8s.Create(ctx, taken); err != nil {
 		t.Fatal(err)
 	}
+	// A DynamicIngress that names target "shared" (in a mode without an
+	// Ingress, so only the DynamicIngress stands for it), and is in the
+	// manager's cache once the controller has reported on it.
+	first := newDI(ns, "first")
+	first.Spec.Target.Name = "shared"
+	first.Spec.PassiveIngress = nil
+	if err := k8s.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() int {
+		_ = k8s.Get(ctx, client.ObjectKeyFromObject(first), first)
+		return len(first.Status.Conditions)
+	}).ShouldNot(BeZero())
 	tests := []struct {
 		name string
 		obj  client.Object
@@ -70,6 +84,15 @@ func TestRejections(t *testing.T) {
 			name:  "target already exists",
 			obj:   newDI(ns, "taken"),
 			field: "spec.target", msg: `Invalid value: "` + ns + `/taken": Ingress ` + ns + `/taken already exists`,
+		},
+		{
+			name: "target named by another DynamicIngress",
+			obj: func() client.Object {
+				di := newDI(ns, "second")
+				di.Spec.Target.Name = "shared"
+				return di
+			}(),
+			field: "spec.target", msg: `Invalid value: "` + ns + `/shared": DynamicIngress "first" already targets Ingress ` + ns + `/shared; each Ingress has at most one DynamicIngress`,
 		},
 		{
 			name: "target in another namespace",
@@ -153,6 +176,28 @@ func TestRejections(t *testing.T) {
 				return s
 			}(),
 			field: "spec.probe.timeout", msg: "Invalid value: must not be longer than the interval",
+		},
+		{
+			name: "explicit failureThreshold 0",
+			obj: func() client.Object {
+				s := newProbeState(ns, "zero", "https://flags.example.com/x")
+				s.Spec.Probe.FailureThreshold = ptr.To[int32](0)
+				return s
+			}(),
+			field: "spec.probe.failureThreshold", msg: "Invalid value: 0: spec.probe.failureThreshold in body should be greater than or equal to 1",
+		},
+		{
+			name: "fixed body over 64 KiB",
+			obj: &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big"},
+				Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200", Body: strings.Repeat("x", 65537)}}},
+			field: "spec.fixedResponse.body", msg: "Too long: may not be more than 65536 bytes",
+		},
+		{
+			// Under the schema's limit in characters, over the limit in bytes.
+			name: "fixed body over 64 KiB in multi-byte characters",
+			obj: &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big-utf8"},
+				Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200", Body: strings.Repeat("é", 40000)}}},
+			field: "spec.fixedResponse.body", msg: "Too long: may not be more than 65536 bytes",
 		},
 		{
 			name: "fixed and probe",
@@ -296,9 +341,9 @@ func TestDefaults(t *testing.T) {
 		want v1beta1.HTTPProbe
 	}{
 		{"all defaults", v1beta1.HTTPProbe{URL: "https://flags.example.com/a"},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/a", Interval: d(30 * time.Second), Timeout: d(5 * time.Second), FailureThreshold: 3}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/a", Interval: d(30 * time.Second), Timeout: d(5 * time.Second), FailureThreshold: ptr.To[int32](3)}},
 		{"timeout follows a short interval", v1beta1.HTTPProbe{URL: "https://flags.example.com/b", Interval: d(2 * time.Second)},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/b", Interval: d(2 * time.Second), Timeout: d(2 * time.Second), FailureThreshold: 3}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/b", Interval: d(2 * time.Second), Timeout: d(2 * time.Second), FailureThreshold: ptr.To[int32](3)}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,129 @@
+package controller
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// cacheLagRetry is how soon a reconcile whose cache does not yet hold the
+// manager's own last write looks again. The lag is a watch event in flight,
+// usually a few milliseconds.
+const cacheLagRetry = 20 * time.Millisecond
+
+// maxCacheLag bounds how long a reconcile waits for its cache to hold one
+// of its own writes. Past it the cache is trusted again: a watch that
+// broke relists, and waiting forever would stall the object.
+const maxCacheLag = 10 * time.Second
+
+// ownWrites remembers the resourceVersion of the manager's last write to each
+// object until the manager's cache holds that version or a newer one (see
+// docs/architecture.md, "Reading our own writes").
+//
+// The cache lags behind the API server. A reconcile that reads an object
+// older than what this manager itself wrote would decide from a status it
+// already replaced: it would write and announce a switch a second time, or
+// skip a write that is needed (an observation that went X, A, X before the
+// cache showed A). With ownWrites such a reconcile waits for the cache
+// instead. It never skips work: it only decides when the cache is fresh
+// enough to act on, so a restarted manager, which starts with an empty
+// record and a freshly listed cache, behaves the same.
+type ownWrites struct {
+	clock clock.PassiveClock
+
+	mu     sync.Mutex
+	writes map[ownWriteKey]ownWrite
+}
+
+type ownWriteKey struct {
+	kind string
+	types.NamespacedName
+}
+
+type ownWrite struct {
+	resourceVersion string
+	// deleted: the write removed the object, so the cache holds the write
+	// only once the object is gone from it (or replaced by a newer one).
+	deleted bool
+	at      time.Time
+}
+
+func newOwnWrites(clk clock.PassiveClock) *ownWrites {
+	return &ownWrites{clock: clk, writes: map[ownWriteKey]ownWrite{}}
+}
+
+func keyOf(obj client.Object) ownWriteKey {
+	return ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: client.ObjectKeyFromObject(obj)}
+}
+
+// wrote records that obj, as the API server returned it, is the manager's
+// latest write to that object.
+func (w *ownWrites) wrote(obj client.Object) {
+	w.record(obj, false)
+}
+
+// deleted records that the manager deleted obj, as it last read it.
+func (w *ownWrites) deleted(obj client.Object) {
+	w.record(obj, true)
+}
+
+func (w *ownWrites) record(obj client.Object, deleted bool) {
+	if obj.GetResourceVersion() == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes[keyOf(obj)] = ownWrite{resourceVersion: obj.GetResourceVersion(), deleted: deleted, at: w.clock.Now()}
+}
+
+// forget drops what is known of the object of obj's kind at key: call it
+// when the object is not found.
+func (w *ownWrites) forget(obj client.Object, key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.writes, ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: key})
+}
+
+// cacheHolds reports whether cached, as read from the cache, already shows
+// the manager's last write to it. It forgets the write once it does.
+func (w *ownWrites) cacheHolds(cached client.Object) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key := keyOf(cached)
+	last, ok := w.writes[key]
+	if !ok {
+		return true
+	}
+	if holds(cached.GetResourceVersion(), last) || w.clock.Since(last.at) > maxCacheLag {
+		delete(w.writes, key)
+		return true
+	}
+	return false
+}
+
+// holds says whether an object at resourceVersion cachedRV is at least as
+// new as the write last (strictly newer, for a deletion: the same version
+// is the object that was deleted). A version that cannot be compared
+// counts as newer: the tracker then only loses its benefit.
+func holds(cachedRV string, last ownWrite) bool {
+	cmp, err := resourceversion.CompareResourceVersion(cachedRV, last.resourceVersion)
+	if err != nil {
+		return true
+	}
+	if last.deleted {
+		return cmp > 0
+	}
+	return cmp >= 0
+}
+
+// len is the number of writes the cache does not show yet.
+func (w *ownWrites) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.writes)
+}

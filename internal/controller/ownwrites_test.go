@@ -1,0 +1,79 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+func TestOwnWrites(t *testing.T) {
+	ing := func(name, rv string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: rv}}
+	}
+	di := func(name, rv string) *v1beta1.DynamicIngress {
+		return &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: rv}}
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	w := newOwnWrites(clk)
+
+	if !w.cacheHolds(ing("a", "5")) {
+		t.Error("an object never written must count as fresh")
+	}
+	w.wrote(ing("a", "10"))
+	if w.cacheHolds(ing("a", "9")) {
+		t.Error("a cached version older than our write counts as fresh")
+	}
+	if w.cacheHolds(ing("a", "9")) {
+		t.Error("asking twice forgot the write")
+	}
+	if !w.cacheHolds(di("a", "9")) {
+		t.Error("a write to an Ingress made a DynamicIngress of the same name look stale")
+	}
+	if !w.cacheHolds(ing("a", "10")) {
+		t.Error("the very version written does not count as fresh")
+	}
+	if w.len() != 0 {
+		t.Errorf("%d writes remembered after the cache caught up, want 0", w.len())
+	}
+	// Versions compare as numbers, not strings.
+	w.wrote(ing("b", "99"))
+	if !w.cacheHolds(ing("b", "100")) {
+		t.Error("version 100 does not count as newer than 99")
+	}
+
+	// A deletion is held once the object is gone or replaced: the same
+	// version is the object that was deleted.
+	w.deleted(ing("c", "20"))
+	if w.cacheHolds(ing("c", "20")) {
+		t.Error("the deleted object itself counts as fresh")
+	}
+	if !w.cacheHolds(ing("c", "21")) {
+		t.Error("a newer object after a deletion does not count as fresh")
+	}
+
+	// Not found: forget.
+	w.wrote(ing("d", "30"))
+	w.forget(&networkingv1.Ingress{}, types.NamespacedName{Namespace: "shop", Name: "d"})
+	if w.len() != 0 {
+		t.Error("forget kept the write")
+	}
+
+	// A cache that never catches up is trusted again after maxCacheLag.
+	w.wrote(ing("e", "40"))
+	clk.SetTime(clk.Now().Add(maxCacheLag + time.Second))
+	if !w.cacheHolds(ing("e", "39")) {
+		t.Error("a write older than maxCacheLag still holds the object back")
+	}
+
+	// Versions that are not numbers cannot be compared: the cache is trusted.
+	w.wrote(ing("f", "abc"))
+	if !w.cacheHolds(ing("f", "abb")) {
+		t.Error("an incomparable version held the object back")
+	}
+}

@@ -1,0 +1,149 @@
+package controller_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+)
+
+// laggingNamespace belongs to a manager whose cache lags behind the API
+// server; the suite's manager does not watch it.
+const laggingNamespace = "lagging-cache"
+
+// watchLag is how late the lagging manager sees state changes.
+const watchLag = 3 * time.Second
+
+// TestStaleCacheNeverHidesAChange: a probed state's observation goes X, A,
+// X faster than the manager's cache follows. The status must end at X: the
+// reconcile that sees X must not compare it with the cached X it already
+// replaced by A.
+func TestStaleCacheNeverHidesAChange(t *testing.T) {
+	startLaggingManager(t)
+	flags := startFlagService(t, 200, "X")
+	state := probedState(laggingNamespace, "flag", flags.url(), metav1.Duration{Duration: time.Second}, 3)
+	create(t, state)
+	eventually(t, stateStatus(state)).Should(Equal(`200 "X"`))
+	time.Sleep(watchLag + 500*time.Millisecond) // the cache now holds X
+
+	flags.body.Store("A")
+	eventually(t, stateStatus(state)).Should(Equal(`200 "A"`))
+	// Back to X before the cache shows A.
+	flags.body.Store("X")
+	eventually(t, stateStatus(state)).Should(Equal(`200 "X"`))
+}
+
+// startLaggingManager runs the controllers on laggingNamespace with a
+// manager whose watches of DynamicIngressStates deliver every event
+// watchLag late.
+func startLaggingManager(t *testing.T) {
+	t.Helper()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: laggingNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(testConfig)
+	cfg.Wrap(delayWatches("dynamicingressstates", watchLag))
+	cacheOpts := controller.CacheOptions()
+	cacheOpts.DefaultNamespaces = map[string]cache.Config{laggingNamespace: {}}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     scheme,
+		Cache:      cacheOpts,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
+	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 1024, MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		if err := mgr.Start(mgrCtx); err != nil {
+			t.Errorf("lagging manager: %v", err)
+		}
+	}()
+}
+
+// delayWatches makes every watch of resource deliver its data lag late.
+func delayWatches(resource string, lag time.Duration) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err != nil || req.URL.Query().Get("watch") != "true" || !strings.Contains(req.URL.Path, "/"+resource) {
+				return resp, err
+			}
+			resp.Body = newDelayedReader(resp.Body, lag)
+			return resp, nil
+		})
+	}
+}
+
+// delayedReader hands out what its source read, each chunk lag after it
+// arrived.
+type delayedReader struct {
+	src    io.ReadCloser
+	chunks chan delayedChunk
+	rest   []byte
+	err    error
+}
+
+type delayedChunk struct {
+	data []byte
+	at   time.Time
+	err  error
+}
+
+func newDelayedReader(src io.ReadCloser, lag time.Duration) *delayedReader {
+	d := &delayedReader{src: src, chunks: make(chan delayedChunk, 1024)}
+	go func() {
+		defer close(d.chunks)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			d.chunks <- delayedChunk{data: buf[:n], at: time.Now().Add(lag), err: err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return d
+}
+
+func (d *delayedReader) Read(p []byte) (int, error) {
+	for len(d.rest) == 0 {
+		if d.err != nil {
+			return 0, d.err
+		}
+		c, ok := <-d.chunks
+		if !ok {
+			return 0, io.EOF
+		}
+		time.Sleep(time.Until(c.at))
+		d.rest, d.err = c.data, c.err
+	}
+	n := copy(p, d.rest)
+	d.rest = d.rest[n:]
+	return n, nil
+}
+
+func (d *delayedReader) Close() error { return d.src.Close() }
