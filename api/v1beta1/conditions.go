@@ -22,6 +22,9 @@ const (
 	// ReasonStateNotFound: the DynamicIngressState named in spec.state does
 	// not exist. Used by both conditions of a DynamicIngress.
 	ReasonStateNotFound = "StateNotFound"
+	// ReasonOverridden: spec.override pins the mode, whatever the state
+	// says.
+	ReasonOverridden = "Overridden"
 )
 
 // Reasons of the DynamicIngress Ready condition.
@@ -41,6 +44,11 @@ const (
 	ReasonFixed = "Fixed"
 	// ReasonProbeSucceeded: the last probe got an HTTP response.
 	ReasonProbeSucceeded = "ProbeSucceeded"
+	// ReasonScheduled: the response comes from the state's schedule.
+	ReasonScheduled = "Scheduled"
+	// ReasonInvalidSchedule: spec.schedule cannot be read (an object that
+	// bypassed admission); the state has no response.
+	ReasonInvalidSchedule = "InvalidSchedule"
 	// ReasonProbeFailed: the last probe failed; the message holds the error.
 	ReasonProbeFailed = "ProbeFailed"
 	// ReasonPending: no probe has been done yet for the current spec.
@@ -58,6 +66,12 @@ const (
 	// EventReasonSwitched is a Normal event emitted when a DynamicIngress
 	// changes between active and passive.
 	EventReasonSwitched = "Switched"
+	// EventReasonOverridden is a Normal event emitted when spec.override
+	// starts pinning a DynamicIngress's mode.
+	EventReasonOverridden = "Overridden"
+	// EventReasonOverrideRemoved is a Normal event emitted when a
+	// DynamicIngress follows its state again after an override.
+	EventReasonOverrideRemoved = "OverrideRemoved"
 )
 
 // Labels and names the operator puts on what it manages.

@@ -35,7 +35,59 @@ type DynamicIngressSpec struct {
 	// field that is set must match the state's response.
 	// +required
 	Expected ExpectedResponse `json:"expected"`
+
+	// failurePolicy is the mode the target takes while the state gives no
+	// answer (it has no response, or does not exist): Passive (the default),
+	// Active, or Retain (stay in the current mode; a new DynamicIngress
+	// starts passive).
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// override pins the mode whatever the state says: Active or Passive.
+	// Absent, the DynamicIngress follows its state. A break-glass for one
+	// DynamicIngress; removing it returns to the state at once.
+	// +optional
+	Override Mode `json:"override,omitempty"`
 }
+
+// FailurePolicy is the mode a DynamicIngress takes while its state gives no
+// answer.
+// +kubebuilder:validation:Enum=Passive;Active;Retain
+type FailurePolicy string
+
+const (
+	// FailurePolicyPassive selects the passive template (the default).
+	FailurePolicyPassive FailurePolicy = "Passive"
+	// FailurePolicyActive selects the active template.
+	FailurePolicyActive FailurePolicy = "Active"
+	// FailurePolicyRetain keeps the current mode.
+	FailurePolicyRetain FailurePolicy = "Retain"
+)
+
+// Mode is one of the two shapes of a target.
+// +kubebuilder:validation:Enum=Active;Passive
+type Mode string
+
+const (
+	// ModeActive is the shape of spec.activeIngress.
+	ModeActive Mode = "Active"
+	// ModePassive is the shape of spec.passiveIngress.
+	ModePassive Mode = "Passive"
+)
+
+// BodyMatch is how spec.expected.body is compared with the state's body.
+// +kubebuilder:validation:Enum=Exact;Contains
+type BodyMatch string
+
+const (
+	// BodyMatchExact: the same JSON value when both bodies are JSON, else
+	// the same text once surrounding whitespace is trimmed.
+	BodyMatchExact BodyMatch = "Exact"
+	// BodyMatchContains: the observed JSON contains the expected JSON
+	// (every expected key present, at any depth) when both are JSON, else
+	// the observed text contains the expected text.
+	BodyMatchContains BodyMatch = "Contains"
+)
 
 // TargetReference names the target Ingress.
 type TargetReference struct {
@@ -84,7 +136,7 @@ type TemplateMetadata struct {
 }
 
 // ExpectedResponse is the response a DynamicIngress waits for.
-// +kubebuilder:validation:XValidation:rule="has(self.statusCode) || has(self.body)",message="at least one of statusCode and body must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.statusCode) || has(self.body) || has(self.expression)",message="at least one of statusCode, body and expression must be set"
 type ExpectedResponse struct {
 	// statusCode is the HTTP status code to match, three digits from 100 to
 	// 599, compared as a string.
@@ -99,6 +151,22 @@ type ExpectedResponse struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1048576
 	Body *string `json:"body,omitempty"`
+
+	// bodyMatch is how body is compared: Exact (the default) or Contains
+	// (the observed JSON holds every expected key with a matching value,
+	// arrays element by element; for text, a substring).
+	// +optional
+	BodyMatch BodyMatch `json:"bodyMatch,omitempty"`
+
+	// expression is a CEL expression that must evaluate to true, over
+	// response.code (int), response.body (string) and response.json (the
+	// body parsed as JSON, null when it is not JSON); for example
+	// `response.json.killswitch.enabled == true`. An evaluation error (a
+	// missing key without has()) does not match.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Expression string `json:"expression,omitempty"`
 }
 
 // DynamicIngressStatus is the observed state of a DynamicIngress.
@@ -125,6 +193,8 @@ type DynamicIngressStatus struct {
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
 type DynamicIngress struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

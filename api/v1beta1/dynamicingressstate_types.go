@@ -5,8 +5,9 @@ import (
 )
 
 // DynamicIngressStateSpec holds exactly one source of a response: a fixed
-// one, edited by hand, or an HTTP endpoint that the operator probes.
-// +kubebuilder:validation:XValidation:rule="has(self.fixedResponse) != has(self.probe)",message="exactly one of fixedResponse and probe must be set"
+// one, edited by hand, an HTTP endpoint that the operator probes, or a
+// schedule of maintenance windows.
+// +kubebuilder:validation:XValidation:rule="(has(self.fixedResponse) ? 1 : 0) + (has(self.probe) ? 1 : 0) + (has(self.schedule) ? 1 : 0) == 1",message="exactly one of fixedResponse, probe and schedule must be set"
 type DynamicIngressStateSpec struct {
 	// fixedResponse is a response set by hand.
 	// +optional
@@ -15,6 +16,60 @@ type DynamicIngressStateSpec struct {
 	// probe is an HTTP endpoint whose response is the state's response.
 	// +optional
 	Probe *HTTPProbe `json:"probe,omitempty"`
+
+	// schedule is a set of maintenance windows: the response is statusCode
+	// "200" with body {"open":true} inside any window, {"open":false}
+	// outside.
+	// +optional
+	Schedule *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is a set of maintenance windows.
+type Schedule struct {
+	// timeZone is the IANA time zone in which cron windows are read, such
+	// as Asia/Tokyo. Defaults to UTC. One-off windows carry their own
+	// offset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// windows are the maintenance windows, 1 to 32; the state is open
+	// inside any of them. Overlapping or touching windows merge.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Windows []ScheduleWindow `json:"windows"`
+}
+
+// ScheduleWindow is a recurring window (cron and duration) or a one-off
+// window (start and end).
+// +kubebuilder:validation:XValidation:rule="has(self.cron) ? (has(self.duration) && !has(self.start) && !has(self.end)) : (has(self.start) && has(self.end) && !has(self.duration))",message="a window is either cron with duration, or start with end"
+type ScheduleWindow struct {
+	// cron names the start of each recurring window: five fields (minute,
+	// hour, day of month, month, day of week), read in timeZone, e.g.
+	// "0 2 * * 0" for Sundays at 02:00.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Cron string `json:"cron,omitempty"`
+
+	// duration of each recurring window, from 1m to 168h.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// start of a one-off window, RFC 3339 with its offset, e.g.
+	// "2026-12-24T00:00:00+09:00".
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Format=date-time
+	Start string `json:"start,omitempty"`
+
+	// end of a one-off window, RFC 3339, after start.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Format=date-time
+	End string `json:"end,omitempty"`
 }
 
 // FixedResponse is a response that does not come from a probe.
@@ -105,6 +160,7 @@ type HTTPHeader struct {
 }
 
 // StateMode says where a state's response comes from.
+// +kubebuilder:validation:Enum=Fixed;Probe;Schedule
 type StateMode string
 
 const (
@@ -112,6 +168,8 @@ const (
 	StateModeFixed StateMode = "Fixed"
 	// StateModeProbe: the response comes from spec.probe.
 	StateModeProbe StateMode = "Probe"
+	// StateModeSchedule: the response comes from spec.schedule.
+	StateModeSchedule StateMode = "Schedule"
 )
 
 // DynamicIngressStateStatus is the current response of a state.
@@ -120,7 +178,7 @@ type DynamicIngressStateStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// mode is Fixed or Probe, after the field set in spec.
+	// mode is Fixed, Probe or Schedule, after the field set in spec.
 	// +optional
 	Mode StateMode `json:"mode,omitempty"`
 
@@ -141,6 +199,11 @@ type DynamicIngressStateStatus struct {
 	// lastUpdateTime is when statusCode or body last changed.
 	// +optional
 	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
+
+	// nextTransitionTime is, for a schedule, when the state next opens or
+	// closes; absent when no window lies ahead.
+	// +optional
+	NextTransitionTime *metav1.Time `json:"nextTransitionTime,omitempty"`
 
 	// conditions: Ready is True when the state has a current response.
 	// +optional

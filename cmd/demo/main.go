@@ -1,6 +1,7 @@
 // Command demo runs dynamic-ingress-operator for real on a local control
 // plane and tells its story: the samples applied, a maintenance window
-// opened by a status API, a kill switch fired by hand, every Ingress
+// opened by a status API, a kill switch fired by hand, an override pinning
+// one DynamicIngress, a scheduled window opening and closing, every Ingress
 // switching, and a bad apply rejected. `make demo` runs it; with --once it
 // runs the story once and exits non-zero if any step did not happen.
 package main
@@ -64,7 +65,7 @@ func run(once bool, managerPath, flagAddr string) error {
 	say("kubeconfig: %s", cluster.Kubeconfig)
 	say("In another terminal:  export KUBECONFIG=%s", cluster.Kubeconfig)
 
-	flags, err := controlplane.StartStatusAPI(flagAddr, "/api/v1/maintenance", `{"maintenance": false}`)
+	flags, err := controlplane.StartStatusAPI(flagAddr, "/api/v1/maintenance", statusNoMaintenance)
 	if err != nil {
 		return err
 	}
@@ -117,9 +118,20 @@ func run(once bool, managerPath, flagAddr string) error {
 	return nil
 }
 
+// The status API's answers: chatty, as real ones are; the samples match the
+// one field that matters.
+const (
+	statusNoMaintenance = `{"maintenance": false, "since": null, "by": "status-api"}`
+	statusMaintenance   = `{"maintenance": true, "since": "2026-11-22T02:00:00Z", "by": "ops"}`
+)
+
+// wideColumns shows what `kubectl get di -o wide` adds: the Active
+// condition's reason and the override.
+var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
+
 // story runs the steps a newcomer watches, each checked.
 func story(k *kubectl, flags *controlplane.StatusAPI) error {
-	title("1. Apply the samples: two states and three DynamicIngresses")
+	title("1. Apply the samples: three states and five DynamicIngresses")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
 	}
@@ -135,39 +147,61 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 	if err := k.show("get", "-n", namespace, "dynamic"); err != nil {
 		return err
 	}
-	say("The status API says no maintenance and the kill switch is off: only the storefront has an Ingress.")
+	say("No maintenance, the kill switch is off, the weekly window is closed: the storefront, the")
+	say("partner API and the checkout have their normal Ingresses; the maintenance ones do not exist.")
 	if err := k.show("get", "-n", namespace, "ingress"); err != nil {
 		return err
 	}
 
 	title("2. The status API opens a maintenance window")
-	flags.Set(http.StatusOK, `{"maintenance": true}`)
-	say("GET /api/v1/maintenance now answers {\"maintenance\": true}; the state probes it every 2s.")
+	flags.Set(http.StatusOK, statusMaintenance)
+	say("GET /api/v1/maintenance now answers %s;", statusMaintenance)
+	say("the state probes it every 2s. The maintenance page matches it with bodyMatch: Contains,")
+	say("the ALB rule with a CEL expression (response.json.maintenance == true).")
 	for _, ing := range []string{"maintenance-page", "alb-maintenance-rule"} {
 		if err := k.waitQuiet("--for=create", "ingress/"+ing); err != nil {
 			return err
 		}
 	}
-	if err := k.show("get", "-n", namespace, "dynamicingress"); err != nil {
-		return err
-	}
 	if err := k.show("get", "-n", namespace, "ingress"); err != nil {
 		return err
 	}
 
-	title("3. The kill switch fires: the storefront goes to the sorry page")
+	title("3. The kill switch fires: the storefront goes to the sorry page; the partner API is pinned")
 	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
 		return err
 	}
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
 		return err
 	}
-	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+	if err := k.show("get", "-n", namespace, "ingress", "storefront", "partner-api", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+		return err
+	}
+	say("The partner API has spec.override: Passive, so the kill switch leaves it alone:")
+	if err := k.show(wideColumns...); err != nil {
 		return err
 	}
 
-	title("4. All clear: the window closes and the kill switch is reset")
-	flags.Set(http.StatusOK, `{"maintenance": false}`)
+	title("4. Break glass: pin the storefront back to its normal shape during the kill switch")
+	if err := k.show("patch", "-n", namespace, "di", "storefront", "--type", "merge", "-p", `{"spec":{"override":"Passive"}}`); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "di", "storefront", "-o", "jsonpath={.status.conditions[?(@.type==\"Active\")].message}{\"\\n\"}"); err != nil {
+		return err
+	}
+	say("Removing the override follows the kill switch again, at once:")
+	if err := k.show("patch", "-n", namespace, "di", "storefront", "--type", "json", "-p", `[{"op":"remove","path":"/spec/override"}]`); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
+		return err
+	}
+
+	title("5. All clear: the window closes and the kill switch is reset")
+	flags.Set(http.StatusOK, statusNoMaintenance)
 	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`); err != nil {
 		return err
 	}
@@ -179,16 +213,56 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
 		return err
 	}
-	if err := k.show("get", "-n", namespace, "ingress", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "events", "--field-selector", "reason=Switched", "--sort-by=.metadata.creationTimestamp"); err != nil {
 		return err
 	}
 
-	title("5. A bad apply is rejected at once, with the field and the reason")
+	if err := scheduledWindow(k); err != nil {
+		return err
+	}
+
+	title("7. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
 	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
+}
+
+// scheduledWindow adds a one-off window to the weekly schedule that opens a
+// few seconds from now, and watches the checkout close and reopen on time.
+func scheduledWindow(k *kubectl) error {
+	title("6. A scheduled window: the checkout closes on time, and reopens on time")
+	start := time.Now().Add(6 * time.Second).Truncate(time.Second)
+	end := start.Add(6 * time.Second)
+	window := fmt.Sprintf(`[{"op":"add","path":"/spec/schedule/windows/-","value":{"start":%q,"end":%q}}]`,
+		start.Format(time.RFC3339), end.Format(time.RFC3339))
+	say("Besides Sundays 02:00-04:00 Berlin time, add a window from %s to %s:", start.Format("15:04:05"), end.Format("15:04:05"))
+	if err := k.show("patch", "-n", namespace, "dis", "weekly-maintenance", "--type", "json", "-p", window); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.status.nextTransitionTime}="+start.UTC().Format(time.RFC3339), "dis/weekly-maintenance"); err != nil {
+		return err
+	}
+	if err := k.show("get", "-n", namespace, "dis", "weekly-maintenance", "-o", "custom-columns=NAME:.metadata.name,MODE:.status.mode,BODY:.status.body,NEXT:.status.nextTransitionTime"); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=maintenance-page", "ingress/checkout"); err != nil {
+		return err
+	}
+	if late := time.Since(start); late < 0 || late > 3*time.Second {
+		return fmt.Errorf("the checkout switched %s after the window opened, want within a second or two", late)
+	}
+	say("The window is open: the checkout's Ingress sends shoppers to the maintenance page.")
+	if err := k.show("get", "-n", namespace, "dis", "weekly-maintenance", "-o", "custom-columns=NAME:.metadata.name,MODE:.status.mode,BODY:.status.body,NEXT:.status.nextTransitionTime"); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=checkout", "ingress/checkout"); err != nil {
+		return err
+	}
+	say("The window closed at %s: the checkout is back. Nothing polled in between:", end.Format("15:04:05"))
+	say("the state's status was written at the two boundaries only.")
+	return nil
 }
 
 const takeoverDynamicIngress = `apiVersion: ingress.dynamicingress.io/v1beta1

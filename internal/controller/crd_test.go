@@ -38,13 +38,13 @@ func TestCRDSchemaRejects(t *testing.T) {
 		{"empty expected", func() client.Object {
 			di := dynamicIngress(ns, "b", "s", "", okVariant, nil)
 			return di
-		}(), "spec.expected: Invalid value: at least one of statusCode and body must be set"},
+		}(), "spec.expected: Invalid value: at least one of statusCode, body and expression must be set"},
 		{"status code out of range", dynamicIngress(ns, "c", "s", "600", okVariant, nil), `spec.expected.statusCode: Invalid value: "600": must be an HTTP status code: three digits from 100 to 599`},
 		{"state and probe both", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"}, Spec: v1beta1.DynamicIngressStateSpec{
 			FixedResponse: &v1beta1.FixedResponse{Status: "200"}, Probe: &v1beta1.HTTPProbe{URL: "https://x.example.com"}}},
-			"exactly one of fixedResponse and probe must be set"},
+			"exactly one of fixedResponse, probe and schedule must be set"},
 		{"state with neither", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "neither"}},
-			"exactly one of fixedResponse and probe must be set"},
+			"exactly one of fixedResponse, probe and schedule must be set"},
 		{"ftp URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "ftp://flags.example.com/x" }), `spec.probe.url: Invalid value: "ftp://flags.example.com/x": must be an absolute http or https URL with a host`},
 		{"relative URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "/flags" }), "must be an absolute http or https URL with a host"},
 		{"interval too short", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("500ms") }), `spec.probe.interval: Invalid value: "500ms": must be at least 1s and at most 24h`},

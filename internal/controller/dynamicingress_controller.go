@@ -99,7 +99,7 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		// failed): look again soon rather than report a failure.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
-	ready := readyCondition(di, active, target)
+	ready := readyCondition(di, state != nil, active, target)
 
 	if err := r.writeStatus(ctx, di, active, ready); err != nil {
 		return ctrl.Result{}, err

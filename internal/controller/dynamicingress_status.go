@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -11,30 +12,81 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
 
-// activeCondition evaluates the state against spec.expected (docs/behaviour.md).
-// state is nil when it does not exist.
+// activeCondition decides the mode (docs/behaviour.md, "Deciding the
+// mode"): spec.override pins it; otherwise the state's response is compared
+// with spec.expected, and when the state gives no answer spec.failurePolicy
+// says which mode follows. state is nil when it does not exist.
 func activeCondition(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState) metav1.Condition {
+	cond := followState(di, state)
+	if di.Spec.Override != "" {
+		would := cond
+		cond.Status = conditionStatus(di.Spec.Override == v1beta1.ModeActive)
+		cond.Reason = v1beta1.ReasonOverridden
+		cond.Message = fmt.Sprintf("spec.override pins %s mode; the state would select %s mode (%s)",
+			modeName(cond.Status == metav1.ConditionTrue), modeName(would.Status == metav1.ConditionTrue), would.Message)
+	}
+	return cond
+}
+
+// followState is the Active condition the state selects.
+func followState(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState) metav1.Condition {
 	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: di.Generation}
 	if state == nil {
 		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Message = fmt.Sprintf("DynamicIngressState %q not found", di.Spec.State)
+		cond.Status = noAnswerStatus(di)
+		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", di.Spec.State, policyPhrase(di, cond.Status))
 		return cond
 	}
-	want := match.Expected{StatusCode: di.Spec.Expected.StatusCode, Body: di.Spec.Expected.Body}
+	want := match.Expected{StatusCode: di.Spec.Expected.StatusCode, Body: di.Spec.Expected.Body,
+		BodyMatch: match.BodyMatch(di.Spec.Expected.BodyMatch), Expression: di.Spec.Expected.Expression}
 	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
-	switch match.Evaluate(want, got).Outcome {
+	result := match.Evaluate(want, got)
+	switch result.Outcome {
 	case match.Matched:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = v1beta1.ReasonMatched
 		cond.Message = fmt.Sprintf("State %q responded %s as expected", state.Name, got.StatusCode)
 	case match.NotMatched:
 		cond.Reason = v1beta1.ReasonNotMatched
-		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected", state.Name, got.StatusCode)
+		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected: %s", state.Name, got.StatusCode, result.Detail)
 	default:
 		cond.Reason = v1beta1.ReasonNoResponse
-		cond.Message = fmt.Sprintf("State %q has no response", state.Name)
+		cond.Status = noAnswerStatus(di)
+		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(di, cond.Status))
 	}
 	return cond
+}
+
+// noAnswerStatus is the Active status spec.failurePolicy selects while the
+// state gives no answer. Retain keeps the current one; a DynamicIngress
+// that has none yet starts passive.
+func noAnswerStatus(di *v1beta1.DynamicIngress) metav1.ConditionStatus {
+	switch di.Spec.FailurePolicy {
+	case v1beta1.FailurePolicyActive:
+		return metav1.ConditionTrue
+	case v1beta1.FailurePolicyRetain:
+		if prev := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
+			return metav1.ConditionTrue
+		}
+	}
+	return metav1.ConditionFalse
+}
+
+// policyPhrase says which mode the failure policy selected.
+func policyPhrase(di *v1beta1.DynamicIngress, status metav1.ConditionStatus) string {
+	policy := di.Spec.FailurePolicy
+	if policy == "" {
+		policy = v1beta1.FailurePolicyPassive
+	}
+	return fmt.Sprintf("spec.failurePolicy %s selects %s mode", policy, modeName(status == metav1.ConditionTrue))
+}
+
+// conditionStatus is True or False.
+func conditionStatus(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
 }
 
 // targetResult is what syncing the target Ingress came to.
@@ -44,16 +96,18 @@ type targetResult struct {
 }
 
 // readyCondition says whether the target is what the selected template says.
-// A missing state makes it False even though the target follows the passive
-// template: the DynamicIngress points at nothing and needs a look.
-func readyCondition(di *v1beta1.DynamicIngress, active metav1.Condition, target targetResult) metav1.Condition {
+// A missing state makes it False even though the target follows a known
+// template: the DynamicIngress points at nothing and needs a look. An
+// override does not hide a missing state.
+func readyCondition(di *v1beta1.DynamicIngress, stateFound bool, active metav1.Condition, target targetResult) metav1.Condition {
 	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: di.Generation,
 		Reason: target.reason, Message: target.message}
 	switch {
 	case target.reason != v1beta1.ReasonSynced:
-	case active.Reason == v1beta1.ReasonStateNotFound:
+	case !stateFound:
 		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Message = active.Message + "; the target follows the passive template"
+		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; the target follows the %s template",
+			di.Spec.State, modeName(active.Status == metav1.ConditionTrue))
 	default:
 		cond.Status = metav1.ConditionTrue
 	}
@@ -65,14 +119,24 @@ type eventRecord struct {
 	eventType, reason, action, note string
 }
 
-// transitionEvents are the events of a status change (docs/behaviour.md): Normal
-// Switched when Active flips (not when it is first set), and a Warning
-// named after Ready's reason when Ready turns False for a new reason.
+// transitionEvents are the events of a status change (docs/behaviour.md):
+// Normal Switched when Active flips (not when it is first set), Normal
+// Overridden and OverrideRemoved when spec.override starts and stops
+// deciding, and a Warning named after Ready's reason when Ready turns False
+// for a new reason.
 func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition) []eventRecord {
 	var out []eventRecord
 	if prevActive != nil && prevActive.Status != active.Status {
 		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "Switch",
 			fmt.Sprintf("Switched to %s mode: %s", modeName(active.Status == metav1.ConditionTrue), active.Message)})
+	}
+	overridden := func(c *metav1.Condition) bool { return c != nil && c.Reason == v1beta1.ReasonOverridden }
+	switch {
+	case overridden(&active) && !overridden(prevActive):
+		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonOverridden, "Override", active.Message})
+	case overridden(prevActive) && !overridden(&active):
+		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonOverrideRemoved, "Override",
+			"spec.override removed; following the state again: " + active.Message})
 	}
 	if ready.Status != metav1.ConditionTrue && (prevReady == nil || prevReady.Reason != ready.Reason) {
 		out = append(out, eventRecord{corev1.EventTypeWarning, ready.Reason, "Sync", ready.Message})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,14 +27,17 @@ import (
 )
 
 // DynamicIngressStateReconciler keeps each state's status on its current
-// response: the fixed one, or what its probes show. Probes run in a
+// response: the fixed one, what its probes show, or whether its schedule is
+// open. Probes run in a
 // probe.Scheduler beside the reconciler; a changed observation comes back
 // here through the controller's work queue.
 type DynamicIngressStateReconciler struct {
 	client.Client
 	Recorder  events.EventRecorder
-	Clock     clock.PassiveClock
+	Clock     Clock
 	Scheduler *probe.Scheduler
+	// boundaries wakes schedule states when their windows open or close.
+	boundaries *boundaryTimers
 	// MaxConcurrentReconciles bounds how many states have their status
 	// written at once, so one state that changes often never delays another.
 	MaxConcurrentReconciles int
@@ -45,7 +48,7 @@ type DynamicIngressStateReconciler struct {
 
 // NewDynamicIngressStateReconciler wires a reconciler to a new probe
 // scheduler. SetupWithManager adds the scheduler to the manager.
-func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventRecorder, clk clock.WithTicker, prober *probe.Prober) *DynamicIngressStateReconciler {
+func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventRecorder, clk Clock, prober *probe.Prober) *DynamicIngressStateReconciler {
 	r := &DynamicIngressStateReconciler{
 		Client:   c,
 		Recorder: recorder,
@@ -53,6 +56,7 @@ func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventReco
 		writes:   newOwnWrites(clk),
 	}
 	r.Scheduler = probe.NewScheduler(prober, clk, r.probes.notify)
+	r.boundaries = newBoundaryTimers(clk, r.probes.notify)
 	return r
 }
 
@@ -94,6 +98,7 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	if err := r.Get(ctx, req.NamespacedName, state); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Scheduler.Remove(key)
+			r.boundaries.remove(key)
 			r.writes.forget(state, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -105,11 +110,13 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	}
 	if !state.DeletionTimestamp.IsZero() {
 		r.Scheduler.Remove(key)
+		r.boundaries.remove(key)
 		return ctrl.Result{}, nil
 	}
 
 	now := metav1.NewTime(r.Clock.Now())
 	var status v1beta1.DynamicIngressStateStatus
+	var nextBoundary time.Time
 	switch {
 	case state.Spec.Probe != nil:
 		r.Scheduler.Ensure(key, probeSpec(state.Spec.Probe))
@@ -118,11 +125,16 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	case state.Spec.FixedResponse != nil:
 		r.Scheduler.Remove(key)
 		status = fixedStatus(state, now)
+	case state.Spec.Schedule != nil:
+		r.Scheduler.Remove(key)
+		status, nextBoundary = scheduledStatus(state, now)
 	default:
 		// The schema forbids this; nothing to report.
 		r.Scheduler.Remove(key)
+		r.boundaries.remove(key)
 		return ctrl.Result{}, nil
 	}
+	r.boundaries.set(key, nextBoundary)
 	return ctrl.Result{}, r.writeStatus(ctx, state, status)
 }
 

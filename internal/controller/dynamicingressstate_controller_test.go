@@ -23,6 +23,8 @@ type flagService struct {
 	addr string
 	code atomic.Int32
 	body atomic.Value
+	// down makes every request fail: the connection is closed unanswered.
+	down atomic.Bool
 	srv  *http.Server
 }
 
@@ -36,6 +38,12 @@ func startFlagService(t *testing.T, code int, body string) *flagService {
 	f.code.Store(int32(code))
 	f.body.Store(body)
 	f.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if f.down.Load() {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
 		w.WriteHeader(int(f.code.Load()))
 		_, _ = fmt.Fprint(w, f.body.Load().(string))
 	}), ReadHeaderTimeout: time.Second}

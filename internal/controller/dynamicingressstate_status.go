@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/schedule"
 )
 
 // probeSpec turns a state's probe into what the scheduler runs, with the
@@ -98,4 +100,54 @@ func statusWriteFailedCondition(generation int64, err error) metav1.Condition {
 	return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: generation,
 		Reason:  v1beta1.ReasonStatusWriteFailed,
 		Message: "The current response could not be written to the status: " + err.Error()}
+}
+
+// Schedule responses (docs/behaviour.md): a schedule state answers 200 with
+// whether a window is open, so DynamicIngresses match it like any response.
+const (
+	scheduleOpenBody   = `{"open":true}`
+	scheduleClosedBody = `{"open":false}`
+)
+
+// scheduledStatus is the status of a schedule state at now, and when it
+// next changes (zero when it never does).
+func scheduledStatus(state *v1beta1.DynamicIngressState, now metav1.Time) (v1beta1.DynamicIngressStateStatus, time.Time) {
+	out := *state.Status.DeepCopy()
+	out.Mode = v1beta1.StateModeSchedule
+	out.ObservedGeneration = state.Generation
+	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonScheduled, ObservedGeneration: state.Generation}
+
+	compiled, err := compileSchedule(state.Spec.Schedule)
+	if err != nil {
+		out = withResponse(out, "", "", false, now)
+		out.NextTransitionTime = nil
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonInvalidSchedule, "spec.schedule is invalid: "+err.Error()
+		meta.SetStatusCondition(&out.Conditions, cond)
+		return out, time.Time{}
+	}
+	open, next, ok := compiled.At(now.Time)
+	body, word := scheduleClosedBody, "closed"
+	if open {
+		body, word = scheduleOpenBody, "open"
+	}
+	out = withResponse(out, "200", body, false, now)
+	if ok {
+		out.NextTransitionTime = &metav1.Time{Time: next.UTC()}
+		cond.Message = fmt.Sprintf("The schedule is %s until %s", word, next.UTC().Format(time.RFC3339))
+	} else {
+		out.NextTransitionTime = nil
+		next = time.Time{}
+		cond.Message = fmt.Sprintf("The schedule is %s; no window lies ahead", word)
+	}
+	meta.SetStatusCondition(&out.Conditions, cond)
+	return out, next
+}
+
+// compileSchedule reads and checks spec.schedule.
+func compileSchedule(spec *v1beta1.Schedule) (*schedule.Compiled, error) {
+	s, errs := schedule.FromSpec(spec)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return schedule.Compile(s)
 }

@@ -32,8 +32,16 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// StateMaxConcurrentReconciles of the DynamicIngressState controller.
 	StateMaxConcurrentReconciles int
-	// Clock drives probes and timestamps; the real clock when nil.
-	Clock clock.WithTicker
+	// Clock drives probes, schedules and timestamps; the real clock when
+	// nil.
+	Clock Clock
+}
+
+// Clock is what the controllers need of a clock: tickers for probes and
+// timers for schedule boundaries.
+type Clock interface {
+	clock.WithTicker
+	AfterFunc(d time.Duration, f func()) clock.Timer
 }
 
 // CacheOptions restricts the manager's cache of Ingresses to the ones the

@@ -53,13 +53,21 @@ func TestStaleCacheNeverHidesAChange(t *testing.T) {
 // watchLag late.
 func startLaggingManager(t *testing.T) {
 	t.Helper()
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: laggingNamespace}}); err != nil {
-		t.Fatal(err)
-	}
 	cfg := rest.CopyConfig(testConfig)
 	cfg.Wrap(delayWatches("dynamicingressstates", watchLag))
+	startManagerFor(t, laggingNamespace, cfg, nil)
+}
+
+// startManagerFor runs both controllers in a manager of their own that
+// watches only namespace (which it creates), with clk as its clock (the
+// real one when nil). The suite's manager does not watch that namespace.
+func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk controller.Clock) {
+	t.Helper()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		t.Fatal(err)
+	}
 	cacheOpts := controller.CacheOptions()
-	cacheOpts.DefaultNamespaces = map[string]cache.Config{laggingNamespace: {}}
+	cacheOpts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Cache:      cacheOpts,
@@ -73,13 +81,14 @@ func startLaggingManager(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
-	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 1024, MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2}); err != nil {
+	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 1024,
+		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk}); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		defer close(done)
 		if err := mgr.Start(mgrCtx); err != nil {
-			t.Errorf("lagging manager: %v", err)
+			t.Errorf("manager of %s: %v", namespace, err)
 		}
 	}()
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -17,28 +19,79 @@ import (
 
 func TestActiveCondition(t *testing.T) {
 	body := `{"enabled":true}`
-	di := &v1beta1.DynamicIngress{
-		ObjectMeta: metav1.ObjectMeta{Generation: 4},
-		Spec:       v1beta1.DynamicIngressSpec{State: "flag", Expected: v1beta1.ExpectedResponse{StatusCode: "200", Body: &body}},
+	di := func(change func(*v1beta1.DynamicIngress)) *v1beta1.DynamicIngress {
+		d := &v1beta1.DynamicIngress{
+			ObjectMeta: metav1.ObjectMeta{Generation: 4},
+			Spec:       v1beta1.DynamicIngressSpec{State: "flag", Expected: v1beta1.ExpectedResponse{StatusCode: "200", Body: &body}},
+		}
+		if change != nil {
+			change(d)
+		}
+		return d
+	}
+	policy := func(p v1beta1.FailurePolicy) func(*v1beta1.DynamicIngress) {
+		return func(d *v1beta1.DynamicIngress) { d.Spec.FailurePolicy = p }
+	}
+	// retain sets the Retain policy on a DynamicIngress whose Active
+	// condition was status.
+	retain := func(status metav1.ConditionStatus) func(*v1beta1.DynamicIngress) {
+		return func(d *v1beta1.DynamicIngress) {
+			d.Spec.FailurePolicy = v1beta1.FailurePolicyRetain
+			d.Status.Conditions = []metav1.Condition{{Type: "Active", Status: status, Reason: "Matched"}}
+		}
+	}
+	override := func(m v1beta1.Mode) func(*v1beta1.DynamicIngress) {
+		return func(d *v1beta1.DynamicIngress) { d.Spec.Override = m }
 	}
 	state := func(code, body string) *v1beta1.DynamicIngressState {
 		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Name: "flag"}, Status: v1beta1.DynamicIngressStateStatus{StatusCode: code, Body: body}}
 	}
 	tests := []struct {
 		name  string
+		di    *v1beta1.DynamicIngress
 		state *v1beta1.DynamicIngressState
 		want  metav1.Condition
 	}{
-		{"missing state", nil, metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "flag" not found`}},
-		{"no response", state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse", Message: `State "flag" has no response`}},
-		{"matched", state("200", `{ "enabled": true }`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
-		{"body differs", state("200", `{"enabled":false}`), metav1.Condition{Status: "False", Reason: "NotMatched", Message: `State "flag" responded 200, which does not match spec.expected`}},
-		{"code differs", state("503", body), metav1.Condition{Status: "False", Reason: "NotMatched", Message: `State "flag" responded 503, which does not match spec.expected`}},
+		{"missing state", di(nil), nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
+			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Passive selects passive mode`}},
+		{"no response", di(nil), state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse",
+			Message: `State "flag" has no response; spec.failurePolicy Passive selects passive mode`}},
+		{"matched", di(nil), state("200", `{ "enabled": true }`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
+		{"body differs", di(nil), state("200", `{"enabled":false}`), metav1.Condition{Status: "False", Reason: "NotMatched",
+			Message: `State "flag" responded 200, which does not match spec.expected: body does not match`}},
+		{"code differs", di(nil), state("503", body), metav1.Condition{Status: "False", Reason: "NotMatched",
+			Message: `State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200"`}},
+		{"contains", di(func(d *v1beta1.DynamicIngress) { d.Spec.Expected.BodyMatch = v1beta1.BodyMatchContains }),
+			state("200", `{"enabled":true,"since":"2026-11-22"}`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
+		{"expression error is in the message", di(func(d *v1beta1.DynamicIngress) {
+			d.Spec.Expected = v1beta1.ExpectedResponse{Expression: "response.json.killswitch.enabled"}
+		}), state("200", `{"enabled":true}`), metav1.Condition{Status: "False", Reason: "NotMatched",
+			Message: `State "flag" responded 200, which does not match spec.expected: expression failed: no such key: killswitch`}},
+
+		{"policy Active, no response", di(policy("Active")), state("", ""), metav1.Condition{Status: "True", Reason: "NoResponse",
+			Message: `State "flag" has no response; spec.failurePolicy Active selects active mode`}},
+		{"policy Active, missing state", di(policy("Active")), nil, metav1.Condition{Status: "True", Reason: "StateNotFound",
+			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Active selects active mode`}},
+		{"policy Active does not apply to a response", di(policy("Active")), state("503", ""), metav1.Condition{Status: "False", Reason: "NotMatched",
+			Message: `State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200"`}},
+		{"Retain keeps active", di(retain("True")), state("", ""), metav1.Condition{Status: "True", Reason: "NoResponse",
+			Message: `State "flag" has no response; spec.failurePolicy Retain selects active mode`}},
+		{"Retain keeps passive", di(retain("False")), nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
+			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Retain selects passive mode`}},
+		{"Retain starts passive", di(policy("Retain")), state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse",
+			Message: `State "flag" has no response; spec.failurePolicy Retain selects passive mode`}},
+
+		{"override Active against a passive state", di(override("Active")), state("503", ""), metav1.Condition{Status: "True", Reason: "Overridden",
+			Message: `spec.override pins active mode; the state would select passive mode (State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200")`}},
+		{"override Passive against an active state", di(override("Passive")), state("200", body), metav1.Condition{Status: "False", Reason: "Overridden",
+			Message: `spec.override pins passive mode; the state would select active mode (State "flag" responded 200 as expected)`}},
+		{"override with the state missing", di(override("Active")), nil, metav1.Condition{Status: "True", Reason: "Overridden",
+			Message: `spec.override pins active mode; the state would select passive mode (DynamicIngressState "flag" not found; spec.failurePolicy Passive selects passive mode)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.Type, tt.want.ObservedGeneration = "Active", 4
-			if diff := cmp.Diff(tt.want, activeCondition(di, tt.state)); diff != "" {
+			if diff := cmp.Diff(tt.want, activeCondition(tt.di, tt.state)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -47,25 +100,33 @@ func TestActiveCondition(t *testing.T) {
 
 func TestReadyCondition(t *testing.T) {
 	di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
-	matched := metav1.Condition{Reason: "Matched"}
-	missing := metav1.Condition{Reason: "StateNotFound", Message: `DynamicIngressState "x" not found`}
+	di.Spec.State = "x"
+	matched := metav1.Condition{Status: "True", Reason: "Matched"}
+	missing := metav1.Condition{Status: "False", Reason: "StateNotFound"}
+	missingActive := metav1.Condition{Status: "True", Reason: "StateNotFound"}
+	overridden := metav1.Condition{Status: "True", Reason: "Overridden"}
 	tests := []struct {
-		name   string
-		active metav1.Condition
-		target targetResult
-		want   metav1.Condition
+		name       string
+		stateFound bool
+		active     metav1.Condition
+		target     targetResult
+		want       metav1.Condition
 	}{
-		{"synced", matched, targetResult{"Synced", "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
-		{"conflict", matched, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
-		{"apply failed", matched, targetResult{"ApplyFailed", "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
-		{"state missing, target synced to passive", missing, targetResult{"Synced", "ok"},
+		{"synced", true, matched, targetResult{"Synced", "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
+		{"conflict", true, matched, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"apply failed", true, matched, targetResult{"ApplyFailed", "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
+		{"state missing, target synced to passive", false, missing, targetResult{"Synced", "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the passive template`}},
-		{"state missing and conflict: the conflict shows", missing, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"state missing, policy Active", false, missingActive, targetResult{"Synced", "ok"},
+			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
+		{"state missing under an override: still not Ready", false, overridden, targetResult{"Synced", "ok"},
+			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
+		{"state missing and conflict: the conflict shows", false, missing, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.Type, tt.want.ObservedGeneration = "Ready", 2
-			if diff := cmp.Diff(tt.want, readyCondition(di, tt.active, tt.target)); diff != "" {
+			if diff := cmp.Diff(tt.want, readyCondition(di, tt.stateFound, tt.active, tt.target)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -211,6 +272,16 @@ func TestTransitionEvents(t *testing.T) {
 		{name: "conflict again: no repeat", prevActive: &matched, prevReady: &conflict, active: matched, ready: conflict},
 		{name: "conflict to apply failed warns again", prevActive: &matched, prevReady: &conflict, active: matched, ready: *cond("False", "ApplyFailed", "boom"),
 			want: []eventRecord{{"Warning", "ApplyFailed", "Sync", "boom"}}},
+		{name: "override starts in the same mode: no switch", prevActive: &matched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
+			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
+		{name: "override starts and switches", prevActive: &notMatched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
+			want: []eventRecord{{"Normal", "Switched", "Switch", "Switched to active mode: pinned"}, {"Normal", "Overridden", "Override", "pinned"}}},
+		{name: "override stays: nothing", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: *cond("True", "Overridden", "pinned, new reason"), ready: synced},
+		{name: "override removed", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: notMatched, ready: synced,
+			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`},
+				{"Normal", "OverrideRemoved", "Override", `spec.override removed; following the state again: State "s" responded 503, which does not match spec.expected`}}},
+		{name: "created with an override", active: *cond("False", "Overridden", "pinned"), ready: synced,
+			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,5 +354,102 @@ func TestStatusWriteFailedCondition(t *testing.T) {
 		Message: "The current response could not be written to the status: etcdserver: request is too large"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestScheduledStatus(t *testing.T) {
+	at := func(s string) metav1.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metav1.NewTime(tm)
+	}
+	weekly := &v1beta1.Schedule{TimeZone: "Asia/Tokyo", Windows: []v1beta1.ScheduleWindow{
+		{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: 2 * time.Hour}}}}
+	oneOff := &v1beta1.Schedule{Windows: []v1beta1.ScheduleWindow{{Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"}}}
+	state := func(s *v1beta1.Schedule, status v1beta1.DynamicIngressStateStatus) *v1beta1.DynamicIngressState {
+		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: v1beta1.DynamicIngressStateSpec{Schedule: s}, Status: status}
+	}
+	ready := func(status, reason, msg string) []metav1.Condition {
+		return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionStatus(status), Reason: reason, Message: msg, ObservedGeneration: 2}}
+	}
+	// 2026-11-22 is a Sunday; 02:00 in Tokyo is 17:00 UTC the day before.
+	before, inside := at("2026-11-21T16:00:00Z"), at("2026-11-21T18:00:00Z")
+	earlier := at("2026-11-01T00:00:00Z")
+	tests := []struct {
+		name     string
+		state    *v1beta1.DynamicIngressState
+		now      metav1.Time
+		want     v1beta1.DynamicIngressStateStatus
+		wantNext string
+	}{
+		{"closed before the window", state(weekly, v1beta1.DynamicIngressStateStatus{}), before, v1beta1.DynamicIngressStateStatus{
+			ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: &before,
+			NextTransitionTime: ptr.To(at("2026-11-21T17:00:00Z")),
+			Conditions:         ready("True", "Scheduled", "The schedule is closed until 2026-11-21T17:00:00Z")}, "2026-11-21T17:00:00Z"},
+		{"open inside it; lastUpdateTime moves with the body", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: &earlier}), inside,
+			v1beta1.DynamicIngressStateStatus{
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &inside,
+				NextTransitionTime: ptr.To(at("2026-11-21T19:00:00Z")),
+				Conditions:         ready("True", "Scheduled", "The schedule is open until 2026-11-21T19:00:00Z")}, "2026-11-21T19:00:00Z"},
+		{"unchanged body keeps lastUpdateTime", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier}), inside,
+			v1beta1.DynamicIngressStateStatus{
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier,
+				NextTransitionTime: ptr.To(at("2026-11-21T19:00:00Z")),
+				Conditions:         ready("True", "Scheduled", "The schedule is open until 2026-11-21T19:00:00Z")}, "2026-11-21T19:00:00Z"},
+		{"after the last one-off window: no transition ahead", state(oneOff, v1beta1.DynamicIngressStateStatus{NextTransitionTime: &earlier}), at("2027-01-01T00:00:00Z"),
+			v1beta1.DynamicIngressStateStatus{
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: ptr.To(at("2027-01-01T00:00:00Z")),
+				Conditions: ready("True", "Scheduled", "The schedule is closed; no window lies ahead")}, ""},
+		{"invalid schedule: no response", state(&v1beta1.Schedule{TimeZone: "Mars/Olympus", Windows: weekly.Windows},
+			v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier}), before,
+			v1beta1.DynamicIngressStateStatus{ObservedGeneration: 2, Mode: "Schedule", LastUpdateTime: &before,
+				Conditions: ready("False", "InvalidSchedule", `spec.schedule is invalid: timeZone: "Mars/Olympus": unknown time zone: must be an IANA time zone name such as Asia/Tokyo`)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, next := scheduledStatus(tt.state, tt.now)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			gotNext := ""
+			if !next.IsZero() {
+				gotNext = next.UTC().Format(time.RFC3339)
+			}
+			if gotNext != tt.wantNext {
+				t.Errorf("next boundary %q, want %q", gotNext, tt.wantNext)
+			}
+		})
+	}
+}
+
+func TestBoundaryTimers(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	var fired []string
+	var mu sync.Mutex
+	b := newBoundaryTimers(clk, func(key string) { mu.Lock(); fired = append(fired, key); mu.Unlock() })
+	firedKeys := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), fired...) }
+
+	b.set("ns/a", start.Add(time.Minute))
+	b.set("ns/b", start.Add(2*time.Minute))
+	b.set("ns/a", start.Add(time.Minute)) // the same time: one timer still
+	b.set("ns/c", start.Add(time.Minute))
+	b.remove("ns/c")
+	clk.Step(59 * time.Second)
+	if got := firedKeys(); len(got) != 0 {
+		t.Fatalf("fired before the boundary: %v", got)
+	}
+	clk.Step(time.Second)
+	if diff := cmp.Diff([]string{"ns/a"}, firedKeys()); diff != "" {
+		t.Errorf("at the first boundary (-want +got):\n%s", diff)
+	}
+	// The reconcile it woke ran early and found the same boundary: it is
+	// set again, and fires.
+	b.set("ns/a", start.Add(time.Minute))
+	clk.Step(time.Minute)
+	if diff := cmp.Diff([]string{"ns/a", "ns/a", "ns/b"}, firedKeys(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("at the second boundary (-want +got):\n%s", diff)
 	}
 }

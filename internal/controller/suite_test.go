@@ -60,7 +60,7 @@ func runSuite(m *testing.M) int {
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   cacheOptionsExcept(laggingNamespace),
+		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -143,10 +143,14 @@ func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s
 func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }
 
 // cacheOptionsExcept is the manager's cache configuration without the
-// objects of one namespace, which a test hands to a manager of its own.
-func cacheOptionsExcept(namespace string) cache.Options {
+// objects of some namespaces, which tests hand to managers of their own.
+func cacheOptionsExcept(namespaces ...string) cache.Options {
 	opts := controller.CacheOptions()
-	notThere := fields.OneTermNotEqualSelector("metadata.namespace", namespace)
+	var selectors []fields.Selector
+	for _, ns := range namespaces {
+		selectors = append(selectors, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+	}
+	notThere := fields.AndSelectors(selectors...)
 	opts.DefaultFieldSelector = notThere
 	for obj, byObject := range opts.ByObject {
 		byObject.Field = notThere

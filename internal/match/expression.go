@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 
@@ -172,9 +173,14 @@ func checkCost(env *cel.Env, ast *cel.Ast) error {
 		return fmt.Errorf("cost estimation failed: %w", err)
 	}
 	if est.Max > EstimatedCostLimit {
-		return fmt.Errorf("estimated cost %d exceeds the limit %d: the cost is estimated for a response body of up to %d bytes; "+
+		cost := strconv.FormatUint(est.Max, 10)
+		if est.Max == math.MaxUint64 {
+			// The estimate saturated: say so rather than print 2^64-1.
+			cost = "beyond any bound"
+		}
+		return fmt.Errorf("estimated cost %s exceeds the limit %d: the cost is estimated for a response body of up to %d bytes; "+
 			"simplify the expression, e.g. avoid nested loops over response.json",
-			est.Max, uint64(EstimatedCostLimit), maxBodySize)
+			cost, uint64(EstimatedCostLimit), maxBodySize)
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 // Package schedule decides whether a DynamicIngressState's maintenance
 // windows (spec.schedule) are open at a given instant, and when that next
-// changes. It has no Kubernetes types and reads no clock: the caller passes
-// the time in, so the answer for an instant is always the same.
+// changes. It reads no clock: the caller passes the time in, so the answer
+// for an instant is always the same. Only FromSpec knows the API type.
 //
 // A schedule is a list of windows; the state is open while any window is.
 // Every window is the half-open interval [start, end): open at its start,

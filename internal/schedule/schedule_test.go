@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
 
 // rfc parses an RFC 3339 time, as a one-off window is written in YAML.
@@ -213,4 +216,28 @@ func ExampleCompile() {
 	open, next, ok := c.At(time.Date(2026, 1, 3, 17, 30, 0, 0, time.UTC))
 	fmt.Println(open, next, ok)
 	// Output: true 2026-01-03 19:00:00 +0000 UTC true
+}
+
+func TestFromSpec(t *testing.T) {
+	spec := &v1beta1.Schedule{TimeZone: "Asia/Tokyo", Windows: []v1beta1.ScheduleWindow{
+		{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: 2 * time.Hour}},
+		{Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"},
+		{Start: "24 Dec 2026", End: "2026-12-26"},
+	}}
+	got, errs := FromSpec(spec)
+	want := Schedule{TimeZone: "Asia/Tokyo", Windows: []Window{
+		{Cron: "0 2 * * 0", Duration: 2 * time.Hour},
+		{Start: rfc(t, "2026-12-24T00:00:00+09:00"), End: rfc(t, "2026-12-26T00:00:00+09:00")},
+		{},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	wantErrs := []FieldError{
+		{Field: "windows[2].start", Value: "24 Dec 2026", Detail: "must be an RFC 3339 time with an offset, such as 2026-12-24T00:00:00+09:00"},
+		{Field: "windows[2].end", Value: "2026-12-26", Detail: "must be an RFC 3339 time with an offset, such as 2026-12-24T00:00:00+09:00"},
+	}
+	if diff := cmp.Diff(wantErrs, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
 }

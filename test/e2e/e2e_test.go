@@ -29,6 +29,9 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 		"dynamicingress.ingress.dynamicingress.io/storefront created",
 		"dynamicingress.ingress.dynamicingress.io/maintenance-page created",
 		"dynamicingress.ingress.dynamicingress.io/alb-maintenance-rule created",
+		"dynamicingressstate.ingress.dynamicingress.io/weekly-maintenance created",
+		"dynamicingress.ingress.dynamicingress.io/checkout created",
+		"dynamicingress.ingress.dynamicingress.io/partner-api created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant a line %q", out, want)
@@ -44,8 +47,8 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 			t.Errorf("kubectl get dynamic:\n%s\nwant a table with the header %q", out, header)
 		}
 	}
-	rows := columns(kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "maintenance"))
-	want := [][]string{{"killswitch", "Fixed", "200", "True"}, {"maintenance", "Probe", "200", "True"}}
+	rows := columns(kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "maintenance", "weekly-maintenance"))
+	want := [][]string{{"killswitch", "Fixed", "200", "True"}, {"maintenance", "Probe", "200", "True"}, {"weekly-maintenance", "Schedule", "200", "True"}}
 	for i, w := range want {
 		if got := rows[i+1][:4]; strings.Join(got, " ") != strings.Join(w, " ") {
 			t.Errorf("kubectl get dis row %d = %v, want %v", i+1, got, w)
@@ -54,6 +57,18 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	rows = columns(kubectl(t, "", "get", "-n", ns, "di", "storefront"))
 	if got := strings.Join(rows[1][:5], " "); got != "storefront storefront killswitch False True" {
 		t.Errorf("kubectl get di storefront = %q, want NAME TARGET STATE ACTIVE READY = storefront storefront killswitch False True", got)
+	}
+	// -o wide adds the Active condition's reason and the override.
+	out = kubectl(t, "", "get", "-n", ns, "di", "partner-api", "storefront", "-o", "wide")
+	rows = columns(out)
+	if got := strings.Join(rows[0], " "); got != "NAME TARGET STATE ACTIVE READY AGE REASON OVERRIDE" {
+		t.Errorf("kubectl get di -o wide header = %q", got)
+	}
+	if got := rows[1][0] + " " + strings.Join(rows[1][len(rows[1])-2:], " "); got != "partner-api Overridden Passive" {
+		t.Errorf("kubectl get di -o wide:\n%s\nwant partner-api with REASON Overridden and OVERRIDE Passive", out)
+	}
+	if got := rows[2][0] + " " + rows[2][len(rows[2])-1]; got != "storefront NotMatched" {
+		t.Errorf("kubectl get di -o wide:\n%s\nwant storefront with REASON NotMatched and no OVERRIDE", out)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/schedule"
 )
 
 var statusCodePattern = regexp.MustCompile(`^[1-5][0-9][0-9]$`)
@@ -61,12 +65,35 @@ func ValidateDynamicIngress(old, di *v1beta1.DynamicIngress) field.ErrorList {
 		}
 	}
 
-	expected := spec.Child("expected")
-	if di.Spec.Expected.StatusCode == "" && di.Spec.Expected.Body == nil {
-		errs = append(errs, field.Required(expected, "at least one of statusCode and body must be set"))
-	}
-	errs = append(errs, validateStatusCode(expected.Child("statusCode"), di.Spec.Expected.StatusCode, true)...)
+	errs = append(errs, validateExpected(spec.Child("expected"), &di.Spec.Expected)...)
+	errs = append(errs, validateEnum(spec.Child("failurePolicy"), di.Spec.FailurePolicy,
+		v1beta1.FailurePolicyPassive, v1beta1.FailurePolicyActive, v1beta1.FailurePolicyRetain)...)
+	errs = append(errs, validateEnum(spec.Child("override"), di.Spec.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
 	return errs
+}
+
+// validateExpected checks spec.expected: at least one field, a valid
+// status code, a known bodyMatch, and an expression that compiles within
+// the API server's CEL cost limits.
+func validateExpected(path *field.Path, expected *v1beta1.ExpectedResponse) field.ErrorList {
+	var errs field.ErrorList
+	if expected.StatusCode == "" && expected.Body == nil && expected.Expression == "" {
+		errs = append(errs, field.Required(path, "at least one of statusCode, body and expression must be set"))
+	}
+	errs = append(errs, validateStatusCode(path.Child("statusCode"), expected.StatusCode, true)...)
+	errs = append(errs, validateEnum(path.Child("bodyMatch"), expected.BodyMatch, v1beta1.BodyMatchExact, v1beta1.BodyMatchContains)...)
+	if err := match.CompileExpression(expected.Expression); err != nil {
+		errs = append(errs, field.Invalid(path.Child("expression"), expected.Expression, err.Error()))
+	}
+	return errs
+}
+
+// validateEnum refuses a value that is set and not one of allowed.
+func validateEnum[T ~string](path *field.Path, value T, allowed ...T) field.ErrorList {
+	if value == "" || slices.Contains(allowed, value) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, value, allowed)}
 }
 
 // targetKey is "<namespace>/<name>" of the target, the namespace defaulted.
@@ -118,11 +145,18 @@ func validateStatusCode(path *field.Path, code string, optional bool) field.Erro
 func ValidateDynamicIngressState(state *v1beta1.DynamicIngressState, guard probe.Guard) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
+	var set []string
+	for name, isSet := range map[string]bool{"fixedResponse": state.Spec.FixedResponse != nil, "probe": state.Spec.Probe != nil, "schedule": state.Spec.Schedule != nil} {
+		if isSet {
+			set = append(set, name)
+		}
+	}
+	slices.Sort(set)
 	switch {
-	case state.Spec.FixedResponse != nil && state.Spec.Probe != nil:
-		errs = append(errs, field.Forbidden(spec.Child("probe"), "exactly one of fixedResponse and probe may be set, and fixedResponse is set too"))
-	case state.Spec.FixedResponse == nil && state.Spec.Probe == nil:
-		errs = append(errs, field.Required(spec, "exactly one of fixedResponse and probe must be set"))
+	case len(set) > 1:
+		errs = append(errs, field.Forbidden(spec, fmt.Sprintf("exactly one of fixedResponse, probe and schedule must be set, not %s", strings.Join(set, " and "))))
+	case len(set) == 0:
+		errs = append(errs, field.Required(spec, "exactly one of fixedResponse, probe and schedule must be set"))
 	}
 	if f := state.Spec.FixedResponse; f != nil {
 		errs = append(errs, validateStatusCode(spec.Child("fixedResponse", "status"), f.Status, false)...)
@@ -132,6 +166,27 @@ func ValidateDynamicIngressState(state *v1beta1.DynamicIngressState, guard probe
 	}
 	if p := state.Spec.Probe; p != nil {
 		errs = append(errs, validateProbe(spec.Child("probe"), p, guard)...)
+	}
+	if s := state.Spec.Schedule; s != nil {
+		errs = append(errs, validateSchedule(spec.Child("schedule"), s)...)
+	}
+	return errs
+}
+
+// validateSchedule checks spec.schedule: the time zone, the cron
+// expressions, durations and one-off times (docs/behaviour.md).
+func validateSchedule(path *field.Path, spec *v1beta1.Schedule) field.ErrorList {
+	s, problems := schedule.FromSpec(spec)
+	if len(problems) == 0 {
+		problems = schedule.Validate(s)
+	}
+	var errs field.ErrorList
+	for _, p := range problems {
+		errType := field.ErrorTypeInvalid
+		if p.Value == "" {
+			errType = field.ErrorTypeRequired
+		}
+		errs = append(errs, &field.Error{Type: errType, Field: path.String() + "." + p.Field, BadValue: p.Value, Detail: p.Detail})
 	}
 	return errs
 }

@@ -78,7 +78,7 @@ func TestValidateDynamicIngress(t *testing.T) {
 		{
 			name:   "empty expected",
 			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.Expected = v1beta1.ExpectedResponse{} },
-			want:   field.ErrorList{field.Required(field.NewPath("spec", "expected"), "at least one of statusCode and body must be set")},
+			want:   field.ErrorList{field.Required(field.NewPath("spec", "expected"), "at least one of statusCode, body and expression must be set")},
 		},
 		{
 			name:   "status code 600",
@@ -145,12 +145,47 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			mutate: func(s *v1beta1.DynamicIngressState) {
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 			},
-			want: field.ErrorList{field.Forbidden(probePath, "exactly one of fixedResponse and probe may be set, and fixedResponse is set too")},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set, not fixedResponse and probe")},
+		},
+		{
+			name: "all three",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
+				s.Spec.Schedule = &v1beta1.Schedule{Windows: []v1beta1.ScheduleWindow{{Cron: "0 2 * * 0", Duration: dur("2h")}}}
+			},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set, not fixedResponse and probe and schedule")},
+		},
+		{
+			name: "valid schedule",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec = v1beta1.DynamicIngressStateSpec{Schedule: &v1beta1.Schedule{TimeZone: "Asia/Tokyo", Windows: []v1beta1.ScheduleWindow{
+					{Cron: "0 2 * * 0", Duration: dur("2h")}, {Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"}}}}
+			},
+		},
+		{
+			name: "schedule errors name their field",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec = v1beta1.DynamicIngressStateSpec{Schedule: &v1beta1.Schedule{TimeZone: "Nowhere/City", Windows: []v1beta1.ScheduleWindow{
+					{Cron: "@every 1h", Duration: dur("2h")}, {Cron: "0 2 * * 0"}}}}
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "schedule", "timeZone"), "Nowhere/City", "unknown time zone: must be an IANA time zone name such as Asia/Tokyo"),
+				field.Invalid(field.NewPath("spec", "schedule", "windows").Index(0).Child("cron"), "@every 1h", "@every is not supported: it counts from when the operator started, not by the clock; use a 5-field cron expression"),
+				field.Required(field.NewPath("spec", "schedule", "windows").Index(1).Child("duration"), "required for a recurring window"),
+			},
+		},
+		{
+			name: "one-off time that is not RFC 3339",
+			mutate: func(s *v1beta1.DynamicIngressState) {
+				s.Spec = v1beta1.DynamicIngressStateSpec{Schedule: &v1beta1.Schedule{Windows: []v1beta1.ScheduleWindow{{Start: "tomorrow", End: "2026-12-26T00:00:00+09:00"}}}}
+			},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "schedule", "windows").Index(0).Child("start"), "tomorrow",
+				"must be an RFC 3339 time with an offset, such as 2026-12-24T00:00:00+09:00")},
 		},
 		{
 			name:   "neither",
 			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe = nil },
-			want:   field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse and probe must be set")},
+			want:   field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set")},
 		},
 		{
 			name: "fixed status out of range",

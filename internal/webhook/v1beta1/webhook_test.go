@@ -53,6 +53,13 @@ func newProbeState(ns, name, url string) *v1beta1.DynamicIngressState {
 	}
 }
 
+func scheduleState(ns, name, timeZone string, windows ...v1beta1.ScheduleWindow) *v1beta1.DynamicIngressState {
+	return &v1beta1.DynamicIngressState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1beta1.DynamicIngressStateSpec{Schedule: &v1beta1.Schedule{TimeZone: timeZone, Windows: windows}},
+	}
+}
+
 // TestRejections sends bad objects through the API server and asserts what
 // kubectl would print, and that nothing was created.
 func TestRejections(t *testing.T) {
@@ -146,7 +153,7 @@ func TestRejections(t *testing.T) {
 				di.Spec.Expected = v1beta1.ExpectedResponse{}
 				return di
 			}(),
-			field: "spec.expected", msg: "Invalid value: at least one of statusCode and body must be set",
+			field: "spec.expected", msg: "Invalid value: at least one of statusCode, body and expression must be set",
 		},
 		{
 			name: "status code 700",
@@ -178,6 +185,78 @@ func TestRejections(t *testing.T) {
 			field: "spec.probe.timeout", msg: "Invalid value: must not be longer than the interval",
 		},
 		{
+			name: "expression that does not compile",
+			obj: func() client.Object {
+				di := newDI(ns, "bad-cel")
+				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: "response.json.enabled =="}
+				return di
+			}(),
+			field: "spec.expected.expression", msg: `Invalid value: "response.json.enabled ==": compilation failed: ERROR: <input>:1:25: Syntax error: mismatched input '<EOF>'`,
+		},
+		{
+			name: "expression of the wrong type",
+			obj: func() client.Object {
+				di := newDI(ns, "typed-cel")
+				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.code == "503"`}
+				return di
+			}(),
+			field: "spec.expected.expression", msg: `Invalid value: "response.code == \"503\"": compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' applied to '(int, string)'`,
+		},
+		{
+			name: "expression too expensive",
+			obj: func() client.Object {
+				di := newDI(ns, "costly-cel")
+				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.json.items.all(a, response.json.items.all(b, response.json.items.exists(c, a == b && b == c)))`}
+				return di
+			}(),
+			field: "spec.expected.expression", msg: `Invalid value: "response.json.items.all(a, response.json.items.all(b, response.json.items.exists(c, a == b && b == c)))": ` +
+				"estimated cost beyond any bound exceeds the limit 10000000: the cost is estimated for a response body of up to 3145728 bytes; simplify the expression, e.g. avoid nested loops over response.json",
+		},
+		{
+			name: "unknown bodyMatch",
+			obj: func() client.Object {
+				di := newDI(ns, "regex")
+				di.Spec.Expected.BodyMatch = "Regex"
+				return di
+			}(),
+			field: "spec.expected.bodyMatch", msg: `Unsupported value: "Regex": supported values: "Exact", "Contains"`,
+		},
+		{
+			name: "unknown failurePolicy",
+			obj: func() client.Object {
+				di := newDI(ns, "never")
+				di.Spec.FailurePolicy = "Never"
+				return di
+			}(),
+			field: "spec.failurePolicy", msg: `Unsupported value: "Never": supported values: "Passive", "Active", "Retain"`,
+		},
+		{
+			name:  "invalid cron",
+			obj:   scheduleState(ns, "bad-cron", "", v1beta1.ScheduleWindow{Cron: "0 25 * * *", Duration: &metav1.Duration{Duration: time.Hour}}),
+			field: "spec.schedule.windows[0].cron", msg: `Invalid value: "0 25 * * *": invalid cron expression: end of range (25) above maximum (23): 25`,
+		},
+		{
+			name:  "unknown time zone",
+			obj:   scheduleState(ns, "bad-tz", "Mars/Olympus", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: time.Hour}}),
+			field: "spec.schedule.timeZone", msg: `Invalid value: "Mars/Olympus": unknown time zone: must be an IANA time zone name such as Asia/Tokyo`,
+		},
+		{
+			name:  "duration over a week",
+			obj:   scheduleState(ns, "long", "", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: 200 * time.Hour}}),
+			field: "spec.schedule.windows[0].duration", msg: `Invalid value: "200h0m0s": must be between 1m and 168h`,
+		},
+		{
+			name:  "end not after start",
+			obj:   scheduleState(ns, "backwards", "", v1beta1.ScheduleWindow{Start: "2026-12-26T00:00:00+09:00", End: "2026-12-24T00:00:00+09:00"}),
+			field: "spec.schedule.windows[0].end", msg: `Invalid value: "2026-12-24T00:00:00+09:00": must be after start`,
+		},
+		{
+			name: "a window both recurring and one-off",
+			obj: scheduleState(ns, "mixed", "", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: time.Hour},
+				Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"}),
+			field: "spec.schedule.windows[0]", msg: "Invalid value: a window is either cron with duration, or start with end",
+		},
+		{
 			name: "explicit failureThreshold 0",
 			obj: func() client.Object {
 				s := newProbeState(ns, "zero", "https://flags.example.com/x")
@@ -206,7 +285,7 @@ func TestRejections(t *testing.T) {
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 				return s
 			}(),
-			field: "spec", msg: "Invalid value: exactly one of fixedResponse and probe must be set",
+			field: "spec", msg: "Invalid value: exactly one of fixedResponse, probe and schedule must be set",
 		},
 	}
 	for _, tt := range tests {
