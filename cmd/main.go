@@ -3,17 +3,25 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"strings"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
+	// The operator's own metrics register on controller-runtime's registry
+	// when the package loads, so that /metrics lists them from the start.
+	_ "github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
 )
@@ -28,7 +36,10 @@ func main() {
 func run() error {
 	var (
 		metricsAddr, probeAddr string
+		metricsSecure          bool
+		metricsCertPath        string
 		leaderElect            bool
+		leaderElectNamespace   string
 		denyCIDRs, allowHosts  string
 		maxBodyBytes           int64
 		concurrency            int
@@ -39,9 +50,12 @@ func run() error {
 		webhookPort            int
 		enableWebhooks         bool
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8080; 0 turns it off.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
+	flag.StringVar(&metricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's tls.crt and tls.key; empty generates a self-signed certificate at start.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one manager replica is active.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one manager replica runs the controllers and probes; every replica serves the webhooks.")
+	flag.StringVar(&leaderElectNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; empty means the pod's own namespace (required with --leader-elect outside a cluster).")
 	flag.StringVar(&denyCIDRs, "probe-deny-cidrs", probe.DefaultDenyCIDRs, "Comma-separated CIDRs that probes may not connect to; empty allows every address.")
 	flag.StringVar(&allowHosts, "probe-allow-hosts", "", "Comma-separated host names (flags.example.com) or patterns (*.internal.example.com) that probe URLs may name; empty allows any host.")
 	flag.Int64Var(&maxBodyBytes, "probe-max-body-bytes", 10240, "Longest probed body stored in a state's status; longer ones are truncated.")
@@ -66,6 +80,11 @@ func run() error {
 		return fmt.Errorf("--probe-max-body-bytes: must not be negative, got %d", maxBodyBytes)
 	}
 
+	leaderElectNamespace, err = leaderElectionNamespace(leaderElectNamespace, leaderElect, inClusterNamespaceFile)
+	if err != nil {
+		return err
+	}
+
 	scheme := controller.NewScheme()
 
 	cfg, err := ctrl.GetConfig()
@@ -74,14 +93,36 @@ func run() error {
 	}
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
 
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, CertDir: metricsCertPath}
+	if metricsSecure {
+		// Each scraper's bearer token is checked with the API server
+		// (TokenReview) and so is its permission to get /metrics
+		// (SubjectAccessReview): the metrics name every object and state,
+		// which is more than every pod in the cluster should read.
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  controller.CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-		WebhookServer:          webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
-		LeaderElection:         leaderElect,
-		LeaderElectionID:       "dynamic-ingress-operator.ingress.dynamicingress.io",
+		Scheme:                  scheme,
+		Cache:                   controller.CacheOptions(),
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  probeAddr,
+		WebhookServer:           webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
+		LeaderElection:          leaderElect,
+		LeaderElectionID:        "dynamic-ingress-operator.ingress.dynamicingress.io",
+		LeaderElectionNamespace: leaderElectNamespace,
+		// A leader that stops cleanly (a rolling update, a drained node)
+		// gives the Lease up, so a standby takes over within its retry
+		// period (2s) instead of waiting for the Lease to expire (15s),
+		// during which no state would be probed and nothing would switch.
+		// This is safe only because the process exits as soon as
+		// mgr.Start returns (run returns, main exits): nothing acts as
+		// leader after the Lease is released.
+		LeaderElectionReleaseOnCancel: true,
+		// The Lease is released after every runnable stopped, so stopping
+		// must end before the kubelet's SIGKILL: this is shorter than
+		// terminationGracePeriodSeconds (30) in config/manager/manager.yaml.
+		GracefulShutdownTimeout: ptr(gracefulShutdownTimeout),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -110,6 +151,42 @@ func run() error {
 	if err := mgr.AddReadyzCheck("readyz", readyCheck); err != nil {
 		return err
 	}
-	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks)
+	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks,
+		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure)
+	// Nothing may run after Start returns: with
+	// LeaderElectionReleaseOnCancel the Lease is already released then.
 	return mgr.Start(ctx)
 }
+
+// gracefulShutdownTimeout bounds how long the manager waits for its
+// controllers, probes and webhook requests to stop before it releases the
+// leader election Lease and exits.
+const gracefulShutdownTimeout = 20 * time.Second
+
+// inClusterNamespaceFile holds the namespace of the pod's ServiceAccount.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaderElectionNamespace returns the namespace of the leader election
+// Lease: the flag's value, else the pod's namespace read from
+// namespaceFile. Outside a cluster there is no such file, and guessing a
+// namespace would let two managers pointed at one cluster elect a leader
+// each in different namespaces, so the flag is then required.
+func leaderElectionNamespace(flagValue string, leaderElect bool, namespaceFile string) (string, error) {
+	if !leaderElect || flagValue != "" {
+		return flagValue, nil
+	}
+	raw, err := os.ReadFile(namespaceFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("--leader-election-namespace is required with --leader-elect when the manager runs outside a cluster (%s does not exist)", namespaceFile)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the pod's namespace for --leader-elect: %w", err)
+	}
+	ns := strings.TrimSpace(string(raw))
+	if ns == "" {
+		return "", fmt.Errorf("--leader-elect: %s is empty; set --leader-election-namespace", namespaceFile)
+	}
+	return ns, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -196,9 +196,10 @@ type DynamicIngressStateStatus struct {
 	// +optional
 	BodyTruncated bool `json:"bodyTruncated,omitempty"`
 
-	// lastUpdateTime is when statusCode or body last changed.
+	// lastUpdateTime is when statusCode or body last changed, to the
+	// microsecond: the operator measures switch latency from it.
 	// +optional
-	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
+	LastUpdateTime *metav1.MicroTime `json:"lastUpdateTime,omitempty"`
 
 	// nextTransitionTime is, for a schedule, when the state next opens or
 	// closes; absent when no window lies ahead.

@@ -18,6 +18,7 @@ import (
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -31,6 +32,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 )
 
 // ConflictRecheckInterval is how often a DynamicIngress whose target name is
@@ -53,6 +55,8 @@ type DynamicIngressReconciler struct {
 	// MaxConcurrentReconciles bounds how many DynamicIngresses are synced at
 	// once; a state flip fans out to all of them.
 	MaxConcurrentReconciles int
+	// Clock times switches, for the switch latency metric.
+	Clock clock.PassiveClock
 
 	writes *ownWrites
 }
@@ -71,6 +75,7 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, di); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(di, req.NamespacedName)
+			metrics.ForgetTarget(metrics.KindDynamicIngress, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -81,6 +86,7 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	if !di.DeletionTimestamp.IsZero() {
 		// The garbage collector removes the target through its ownerReference.
+		metrics.ForgetTarget(metrics.KindDynamicIngress, di.Namespace, di.Name)
 		return ctrl.Result{}, nil
 	}
 
@@ -100,9 +106,15 @@ func (r *DynamicIngressReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
 	ready := readyCondition(di, state != nil, active, target)
+	metrics.SetActive(metrics.KindDynamicIngress, di.Namespace, di.Name, di.Spec.State, isActive)
 
-	if err := r.writeStatus(ctx, di, active, ready); err != nil {
+	switched, err := r.writeStatus(ctx, di, active, ready)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if switched && syncErr == nil {
+		latency, known := switchLatency(state, active, r.Clock.Now())
+		metrics.RecordSwitch(metrics.KindDynamicIngress, di.Namespace, di.Name, isActive, latency, known)
 	}
 	if syncErr != nil {
 		return ctrl.Result{}, syncErr
@@ -290,8 +302,9 @@ func (r *DynamicIngressReconciler) olderTargeting(ctx context.Context, di *v1bet
 }
 
 // writeStatus sets both conditions, writes the status only when it changed,
-// and records events for the transitions.
-func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.DynamicIngress, active, ready metav1.Condition) error {
+// and records events for the transitions. It reports whether the status
+// it wrote is a switch between active and passive.
+func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.DynamicIngress, active, ready metav1.Condition) (bool, error) {
 	before := di.DeepCopy()
 	prevActive := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionActive)
 	prevReady := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
@@ -300,17 +313,17 @@ func (r *DynamicIngressReconciler) writeStatus(ctx context.Context, di *v1beta1.
 	meta.SetStatusCondition(&di.Status.Conditions, ready)
 	di.Status.ObservedGeneration = di.Generation
 	if equality.Semantic.DeepEqual(before.Status, di.Status) {
-		return nil
+		return false, nil
 	}
 	if err := r.Status().Patch(ctx, di, client.MergeFrom(before)); err != nil {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
 	r.writes.wrote(di)
 
 	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
 		r.Recorder.Eventf(di, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
-	return nil
+	return prevActive != nil && prevActive.Status != active.Status, nil
 }
 
 // SetupWithManager registers the controller. Call index.Setup first.

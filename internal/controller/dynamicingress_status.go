@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -179,4 +180,20 @@ func claimsBefore(a, b *v1beta1.DynamicIngress) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
 	return a.Name < b.Name
+}
+
+// switchLatency is how long a switch took from the moment the state's
+// response changed (its status.lastUpdateTime) until now, when the target
+// has been written. It is known only for a switch the response caused: an
+// override, or a failure policy acting on a missing state, has no such
+// moment.
+func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, now time.Time) (time.Duration, bool) {
+	if state == nil || state.Status.LastUpdateTime == nil {
+		return 0, false
+	}
+	switch active.Reason {
+	case v1beta1.ReasonMatched, v1beta1.ReasonNotMatched, v1beta1.ReasonNoResponse:
+		return now.Sub(state.Status.LastUpdateTime.Time), true
+	}
+	return 0, false
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
@@ -56,6 +57,10 @@ func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventReco
 		writes:   newOwnWrites(clk),
 	}
 	r.Scheduler = probe.NewScheduler(prober, clk, r.probes.notify)
+	r.Scheduler.Observe = func(key string, took time.Duration, reason probe.FailureReason) {
+		ns, name, _ := strings.Cut(key, "/")
+		metrics.ObserveProbe(ns, name, took, string(reason))
+	}
 	r.boundaries = newBoundaryTimers(clk, r.probes.notify)
 	return r
 }
@@ -100,6 +105,7 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
 			r.writes.forget(state, req.NamespacedName)
+			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -123,10 +129,10 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 		obs, _ := r.Scheduler.Observation(key)
 		status = probedStatus(state, obs, now)
 	case state.Spec.FixedResponse != nil:
-		r.Scheduler.Remove(key)
+		r.stopProbing(key, req)
 		status = fixedStatus(state, now)
 	case state.Spec.Schedule != nil:
-		r.Scheduler.Remove(key)
+		r.stopProbing(key, req)
 		status, nextBoundary = scheduledStatus(state, now)
 	default:
 		// The schema forbids this; nothing to report.
@@ -135,7 +141,17 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 		return ctrl.Result{}, nil
 	}
 	r.boundaries.set(key, nextBoundary)
+	metrics.SetStateUp(req.Namespace, req.Name, status.StatusCode != "")
 	return ctrl.Result{}, r.writeStatus(ctx, state, status)
+}
+
+// stopProbing stops the probes of a state that is not probed (any more),
+// and forgets their metrics.
+func (r *DynamicIngressStateReconciler) stopProbing(key string, req ctrl.Request) {
+	if _, probed := r.Scheduler.Observation(key); probed {
+		r.Scheduler.Remove(key)
+		metrics.ForgetProbes(req.Namespace, req.Name)
+	}
 }
 
 // writeStatus writes status when it differs and records ProbeFailed when the

@@ -77,7 +77,7 @@ func probedStatus(state *v1beta1.DynamicIngressState, obs probe.Observation, now
 func withResponse(status v1beta1.DynamicIngressStateStatus, code, body string, truncated bool, now metav1.Time) v1beta1.DynamicIngressStateStatus {
 	out := *status.DeepCopy()
 	if out.StatusCode != code || out.Body != body || out.LastUpdateTime == nil {
-		out.LastUpdateTime = &now
+		out.LastUpdateTime = &metav1.MicroTime{Time: now.Time}
 	}
 	out.StatusCode, out.Body, out.BodyTruncated = code, body, truncated
 	return out

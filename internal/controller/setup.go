@@ -77,6 +77,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Recorder:                mgr.GetEventRecorder("dynamicingress-controller"),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		writes:                  newOwnWrites(opts.Clock),
+		Clock:                   opts.Clock,
 	}
 	if err := dis.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)

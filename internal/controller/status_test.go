@@ -136,7 +136,7 @@ func TestReadyCondition(t *testing.T) {
 func TestProbedStatus(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := metav1.NewTime(earlier.Add(time.Hour))
-	withResp := v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 3,
+	withResp := v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: micro(earlier), ObservedGeneration: 3,
 		Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "ProbeSucceeded", Message: "The probe got HTTP 200", ObservedGeneration: 3, LastTransitionTime: earlier}}}
 	ready := func(status, reason, msg string) []metav1.Condition {
 		return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionStatus(status), Reason: reason, Message: msg, ObservedGeneration: 3}}
@@ -161,7 +161,7 @@ func TestProbedStatus(t *testing.T) {
 		{
 			name:   "spec changed, not probed yet: Pending, last response kept",
 			status: withResp, gen: 4,
-			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 4,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: micro(earlier), ObservedGeneration: 4,
 				Conditions: []metav1.Condition{{Type: "Ready", Status: "Unknown", Reason: "Pending", Message: "No probe has been done yet", ObservedGeneration: 4}}},
 		},
 		{
@@ -174,21 +174,21 @@ func TestProbedStatus(t *testing.T) {
 			name:   "new response moves lastUpdateTime",
 			status: withResp, gen: 3,
 			obs: probe.Observation{Probed: true, Response: probe.Response{StatusCode: "503", Body: "down", Truncated: true}},
-			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "503", Body: "down", BodyTruncated: true, LastUpdateTime: &now, ObservedGeneration: 3,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "503", Body: "down", BodyTruncated: true, LastUpdateTime: micro(now), ObservedGeneration: 3,
 				Conditions: ready("True", "ProbeSucceeded", "The probe got HTTP 503")},
 		},
 		{
 			name:   "failure below threshold keeps the response",
 			status: withResp, gen: 3,
 			obs: probe.Observation{Probed: true, Err: "connection refused"},
-			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: &earlier, ObservedGeneration: 3,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", StatusCode: "200", Body: "ok", LastUpdateTime: micro(earlier), ObservedGeneration: 3,
 				Conditions: ready("False", "ProbeFailed", "connection refused")},
 		},
 		{
 			name:   "failure at threshold clears the response",
 			status: withResp, gen: 3,
 			obs: probe.Observation{Probed: true, Err: "connection refused", ThresholdReached: true},
-			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", LastUpdateTime: &now, ObservedGeneration: 3,
+			want: v1beta1.DynamicIngressStateStatus{Mode: "Probe", LastUpdateTime: micro(now), ObservedGeneration: 3,
 				Conditions: ready("False", "ProbeFailed", "connection refused")},
 		},
 	}
@@ -209,7 +209,7 @@ func TestFixedStatus(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Generation: 1},
 		Spec:       v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200", Body: "ok"}},
 	}
-	want := v1beta1.DynamicIngressStateStatus{Mode: "Fixed", StatusCode: "200", Body: "ok", LastUpdateTime: &now, ObservedGeneration: 1,
+	want := v1beta1.DynamicIngressStateStatus{Mode: "Fixed", StatusCode: "200", Body: "ok", LastUpdateTime: micro(now), ObservedGeneration: 1,
 		Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Fixed", Message: "The response is fixed in spec.fixedResponse", ObservedGeneration: 1}}}
 	got := fixedStatus(state, now)
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
@@ -385,26 +385,26 @@ func TestScheduledStatus(t *testing.T) {
 		wantNext string
 	}{
 		{"closed before the window", state(weekly, v1beta1.DynamicIngressStateStatus{}), before, v1beta1.DynamicIngressStateStatus{
-			ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: &before,
+			ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: micro(before),
 			NextTransitionTime: ptr.To(at("2026-11-21T17:00:00Z")),
 			Conditions:         ready("True", "Scheduled", "The schedule is closed until 2026-11-21T17:00:00Z")}, "2026-11-21T17:00:00Z"},
-		{"open inside it; lastUpdateTime moves with the body", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: &earlier}), inside,
+		{"open inside it; lastUpdateTime moves with the body", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: micro(earlier)}), inside,
 			v1beta1.DynamicIngressStateStatus{
-				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &inside,
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: micro(inside),
 				NextTransitionTime: ptr.To(at("2026-11-21T19:00:00Z")),
 				Conditions:         ready("True", "Scheduled", "The schedule is open until 2026-11-21T19:00:00Z")}, "2026-11-21T19:00:00Z"},
-		{"unchanged body keeps lastUpdateTime", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier}), inside,
+		{"unchanged body keeps lastUpdateTime", state(weekly, v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: micro(earlier)}), inside,
 			v1beta1.DynamicIngressStateStatus{
-				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier,
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: micro(earlier),
 				NextTransitionTime: ptr.To(at("2026-11-21T19:00:00Z")),
 				Conditions:         ready("True", "Scheduled", "The schedule is open until 2026-11-21T19:00:00Z")}, "2026-11-21T19:00:00Z"},
 		{"after the last one-off window: no transition ahead", state(oneOff, v1beta1.DynamicIngressStateStatus{NextTransitionTime: &earlier}), at("2027-01-01T00:00:00Z"),
 			v1beta1.DynamicIngressStateStatus{
-				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: ptr.To(at("2027-01-01T00:00:00Z")),
+				ObservedGeneration: 2, Mode: "Schedule", StatusCode: "200", Body: `{"open":false}`, LastUpdateTime: micro(at("2027-01-01T00:00:00Z")),
 				Conditions: ready("True", "Scheduled", "The schedule is closed; no window lies ahead")}, ""},
 		{"invalid schedule: no response", state(&v1beta1.Schedule{TimeZone: "Mars/Olympus", Windows: weekly.Windows},
-			v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: &earlier}), before,
-			v1beta1.DynamicIngressStateStatus{ObservedGeneration: 2, Mode: "Schedule", LastUpdateTime: &before,
+			v1beta1.DynamicIngressStateStatus{StatusCode: "200", Body: `{"open":true}`, LastUpdateTime: micro(earlier)}), before,
+			v1beta1.DynamicIngressStateStatus{ObservedGeneration: 2, Mode: "Schedule", LastUpdateTime: micro(before),
 				Conditions: ready("False", "InvalidSchedule", `spec.schedule is invalid: timeZone: "Mars/Olympus": unknown time zone: must be an IANA time zone name such as Asia/Tokyo`)}, ""},
 	}
 	for _, tt := range tests {
@@ -453,3 +453,6 @@ func TestBoundaryTimers(t *testing.T) {
 		t.Errorf("at the second boundary (-want +got):\n%s", diff)
 	}
 }
+
+// micro is t as the MicroTime of status.lastUpdateTime.
+func micro(t metav1.Time) *metav1.MicroTime { return &metav1.MicroTime{Time: t.Time} }

@@ -41,6 +41,12 @@ type Scheduler struct {
 	prober *Prober
 	clock  clock.WithTicker
 	notify func(key string)
+	// Observe, when set before Start, is told of every probe of a
+	// registered state: how long it took and, for a failure, its reason
+	// ("" for a response). It is not called for a state once Remove
+	// returned, so a caller that forgets the state's metrics after Remove
+	// does not see them come back.
+	Observe func(key string, took time.Duration, reason FailureReason)
 	// jitter returns the delay before the first probe of a state.
 	jitter func(interval time.Duration) time.Duration
 
@@ -184,14 +190,20 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	defer ticker.Stop()
 	failures := 0
 	for {
+		began := s.clock.Now()
 		resp, err := s.prober.Probe(ctx, w.spec.Request)
 		if ctx.Err() != nil {
 			return
 		}
+		var reason FailureReason
+		if err != nil {
+			reason = reasonOf(err)
+		}
+		s.observe(key, w, s.clock.Since(began), reason)
 		next := Observation{Probed: true, Response: resp}
 		if err != nil {
 			failures++
-			next = Observation{Probed: true, Err: err.Error(), Reason: reasonOf(err), ThresholdReached: failures >= w.spec.FailureThreshold}
+			next = Observation{Probed: true, Err: err.Error(), Reason: reason, ThresholdReached: failures >= w.spec.FailureThreshold}
 		} else {
 			failures = 0
 		}
@@ -207,6 +219,19 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 			return
 		case <-ticker.C():
 		}
+	}
+}
+
+// observe calls Observe while w is still the registered worker of key,
+// under the lock Remove takes.
+func (s *Scheduler) observe(key string, w *worker, took time.Duration, reason FailureReason) {
+	if s.Observe == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.workers[key] == w {
+		s.Observe(key, took, reason)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -309,5 +310,57 @@ func TestSchedulerObservationReason(t *testing.T) {
 	// Observation must stay comparable: the scheduler tells a change by ==.
 	if failed != want {
 		t.Errorf("observation = %+v, want %+v", failed, want)
+	}
+}
+
+// TestSchedulerObservesEveryProbe: every probe, failed or not, is reported
+// with its reason, and none after the state is removed.
+func TestSchedulerObservesEveryProbe(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	defer ok.Close()
+	guard, _ := ParseGuard("192.0.2.0/24", "")
+	s := NewScheduler(NewProber(guard, 1024), clock.RealClock{}, func(string) {})
+	s.jitter = func(time.Duration) time.Duration { return 0 }
+	var mu sync.Mutex
+	seen := map[string][]FailureReason{}
+	s.Observe = func(key string, took time.Duration, reason FailureReason) {
+		if took < 0 {
+			t.Errorf("negative duration %s", took)
+		}
+		mu.Lock()
+		seen[key] = append(seen[key], reason)
+		mu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Start(ctx) }()
+	s.Ensure("ns/up", Spec{Request: Request{Method: "GET", URL: ok.URL, Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1})
+	s.Ensure("ns/down", Spec{Request: Request{Method: "GET", URL: "http://192.0.2.1/", Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1})
+	count := func(key string) int { mu.Lock(); defer mu.Unlock(); return len(seen[key]) }
+	deadline := time.Now().Add(5 * time.Second)
+	for (count("ns/up") < 3 || count("ns/down") < 3) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.Remove("ns/up")
+	s.Remove("ns/down")
+	after := count("ns/up") + count("ns/down")
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := len(seen["ns/up"]) + len(seen["ns/down"]); got != after {
+		t.Errorf("%d probes observed after Remove", got-after)
+	}
+	for _, r := range seen["ns/up"] {
+		if r != "" {
+			t.Errorf("a successful probe observed with reason %q", r)
+		}
+	}
+	for _, r := range seen["ns/down"] {
+		if r != ReasonDenied {
+			t.Errorf("a denied probe observed with reason %q, want denied", r)
+		}
+	}
+	if len(seen["ns/up"]) < 3 || len(seen["ns/down"]) < 3 {
+		t.Errorf("observed %d and %d probes, want at least 3 each", len(seen["ns/up"]), len(seen["ns/down"]))
 	}
 }

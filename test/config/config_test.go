@@ -1,7 +1,12 @@
 // Package config_test renders config/default as `kubectl apply -k` would and
 // checks the install bundle: the webhook serving certificate from
-// cert-manager fits the Service, the Secret and the CA injection, and every
-// object is accepted by a real API server that has cert-manager's CRDs.
+// cert-manager fits the Service, the Secret and the CA injection; the
+// manager runs highly available and serves its metrics to authorized
+// scrapers only; the optional ServiceMonitor finds them; every object is
+// accepted by a real API server that has cert-manager's and
+// prometheus-operator's CRDs; and the built manager, given exactly the
+// bundle's RBAC, elects a leader, hands the Lease over on shutdown and
+// guards its metrics. The Grafana dashboard names only exported metrics.
 package config_test
 
 import (
@@ -15,6 +20,7 @@ import (
 	"testing"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,10 +36,16 @@ import (
 // render builds config/default into unstructured objects.
 func render(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	return renderDir(t, filepath.Join(controlplane.RepoRoot(), "config", "default"))
+}
+
+// renderDir builds one kustomization directory into unstructured objects.
+func renderDir(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resMap, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(controlplane.RepoRoot(), "config", "default"))
+	resMap, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatalf("rendering config/default: %v", err)
+		t.Fatalf("rendering %s: %v", dir, err)
 	}
 	var out []*unstructured.Unstructured
 	for _, res := range resMap.Resources() {
@@ -62,22 +74,47 @@ func only[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *
 	if len(found) != 1 {
 		t.Fatalf("config/default has %d objects of kind %s, want 1", len(found), kind)
 	}
-	raw, err := json.Marshal(found[0].Object)
+	return decode[T](t, found[0])
+}
+
+// named returns the rendered object of a kind and name, decoded into T.
+func named[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return decode[T](t, o)
+		}
+	}
+	t.Fatalf("config/default has no %s %s", kind, name)
+	return nil
+}
+
+func decode[T any](t *testing.T, o *unstructured.Unstructured) *T {
+	t.Helper()
+	raw, err := json.Marshal(o.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := new(T)
 	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("decoding the %s: %v", kind, err)
+		t.Fatalf("decoding the %s %s: %v", o.GetKind(), o.GetName(), err)
 	}
 	return out
 }
+
+// The names config/default gives the objects this test looks at.
+const (
+	bundleNamespace    = "dynamic-ingress-operator-system"
+	webhookServiceName = "dynamic-ingress-operator-webhook-service"
+	metricsServiceName = "dynamic-ingress-operator-controller-manager-metrics-service"
+	leaseName          = "dynamic-ingress-operator.ingress.dynamicingress.io"
+)
 
 func TestDefaultBundleWiresCertManager(t *testing.T) {
 	objs := render(t)
 	cert := only[certmanagerv1.Certificate](t, objs, "Certificate")
 	issuer := only[certmanagerv1.Issuer](t, objs, "Issuer")
-	svc := only[corev1.Service](t, objs, "Service")
+	svc := named[corev1.Service](t, objs, "Service", webhookServiceName)
 	deploy := only[appsv1.Deployment](t, objs, "Deployment")
 	mutating := only[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
 	validating := only[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
@@ -178,11 +215,12 @@ func TestDefaultBundleWiresCertManager(t *testing.T) {
 }
 
 // TestDefaultBundleDryRunApplies applies every rendered object with a
-// server-side dry run to an API server that has cert-manager's CRDs.
+// server-side dry run to an API server that has cert-manager's and
+// prometheus-operator's CRDs: config/default with its ServiceMonitor turned
+// on, which is config/default plus that one object.
 func TestDefaultBundleDryRunApplies(t *testing.T) {
-	certManagerCRDs := certManagerCRDDir(t)
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{certManagerCRDs},
+		CRDDirectoryPaths:     []string{certManagerCRDDir(t), serviceMonitorCRDFile(t)},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: controlplane.AssetsDir(),
 	}
@@ -197,7 +235,16 @@ func TestDefaultBundleDryRunApplies(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	objs := render(t)
+	objs := renderWithMonitor(t)
+	var withoutMonitor []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "ServiceMonitor" {
+			withoutMonitor = append(withoutMonitor, o)
+		}
+	}
+	if diff := cmp.Diff(render(t), withoutMonitor); diff != "" {
+		t.Fatalf("turning the ServiceMonitor on changed other objects of config/default (-default +with the monitor):\n%s", diff)
+	}
 	// Namespaces and CRDs for real first: a dry run does not create what
 	// the other objects need to exist.
 	for _, o := range objs {
@@ -216,9 +263,9 @@ func TestDefaultBundleDryRunApplies(t *testing.T) {
 	for _, o := range objs {
 		kinds[o.GetKind()] = true
 	}
-	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount", "Deployment", "Service", "Issuer", "Certificate", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+	for _, want := range []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount", "Deployment", "Service", "PodDisruptionBudget", "Issuer", "Certificate", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ServiceMonitor"} {
 		if !kinds[want] {
-			t.Errorf("config/default has no %s", want)
+			t.Errorf("config/default with the ServiceMonitor has no %s", want)
 		}
 	}
 }

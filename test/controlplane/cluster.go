@@ -23,7 +23,8 @@ type Options struct {
 	// serving certificate (WebhookCertDir, WebhookPort).
 	Webhooks bool
 	// GarbageCollector runs kube-controller-manager with only the garbage
-	// collector, so that deleting an owner deletes what it owns.
+	// collector and the namespace controller, so that deleting an owner
+	// deletes what it owns and deleting a namespace empties it.
 	GarbageCollector bool
 }
 
@@ -83,7 +84,7 @@ func Start(opts Options) (*Cluster, error) {
 }
 
 // startGarbageCollector runs kube-controller-manager with the garbage
-// collector as its only controller.
+// collector and the namespace controller only.
 func (c *Cluster) startGarbageCollector(dir string) error {
 	logFile, err := os.Create(filepath.Join(dir, "kube-controller-manager.log"))
 	if err != nil {
@@ -97,7 +98,7 @@ func (c *Cluster) startGarbageCollector(dir string) error {
 		"--kubeconfig="+c.Kubeconfig,
 		"--authentication-kubeconfig="+c.Kubeconfig,
 		"--authorization-kubeconfig="+c.Kubeconfig,
-		"--controllers=garbagecollector",
+		"--controllers=garbagecollector,namespace",
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),

@@ -29,6 +29,9 @@ var (
 	namespaces    atomic.Int64
 )
 
+// metricsAddr is where the manager serves its metrics in this suite.
+const metricsAddr = "127.0.0.1:18443"
+
 // sampleStatusAddr is where config/samples' probed state looks.
 const sampleStatusAddr = "127.0.0.1:18080"
 
@@ -87,6 +90,9 @@ func startManager() error {
 		fmt.Sprintf("--webhook-port=%d", cluster.WebhookPort),
 		// Probes reach the local status API; keep the rest of the deny list.
 		"--probe-deny-cidrs=169.254.0.0/16,fe80::/10,0.0.0.0/8",
+		// Plain HTTP on loopback for the metrics test; the bundle's
+		// authenticated HTTPS endpoint is tested in test/config.
+		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
 	)
 	if err != nil {
 		return err

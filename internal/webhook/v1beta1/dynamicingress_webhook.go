@@ -17,8 +17,8 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 )
 
-// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
-// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
 
 // DynamicIngressDefaulter defaults DynamicIngresses.
 type DynamicIngressDefaulter struct{}

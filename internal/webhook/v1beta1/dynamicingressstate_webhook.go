@@ -10,8 +10,8 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
-// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=mdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
-// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=vdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=mdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingressstate,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=create;update,versions=v1beta1,name=vdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
 
 // DynamicIngressStateDefaulter defaults DynamicIngressStates.
 type DynamicIngressStateDefaulter struct{}

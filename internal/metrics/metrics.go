@@ -1,0 +1,247 @@
+// Package metrics holds the operator's own Prometheus metrics, served on the
+// manager's metrics endpoint beside controller-runtime's. The reconcilers
+// call one function per fact (a target's mode, a switch, a probe, a state's
+// response, a deleted object); this package keeps the series consistent: a
+// changed label deletes the old series, a deleted object deletes all of its
+// own.
+//
+// Every function is safe for concurrent use.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// The kinds of object that own a target (the kind label).
+const (
+	KindDynamicIngress   = "DynamicIngress"
+	KindDynamicHTTPRoute = "DynamicHTTPRoute"
+)
+
+// The metric names, as the dashboard and the alerts in docs/operations.md
+// spell them.
+const (
+	ActiveName        = "dynamicingress_active"
+	SwitchesName      = "dynamicingress_switches_total"
+	SwitchLatencyName = "dynamicingress_switch_latency_seconds"
+	ProbeDurationName = "dynamicingressstate_probe_duration_seconds"
+	ProbeFailuresName = "dynamicingressstate_probe_failures_total"
+	StateUpName       = "dynamicingressstate_up"
+)
+
+// FailureReasons are the values of the reason label of ProbeFailuresName,
+// one per kind of probe failure (internal/probe's FailureReason). Each
+// probed state starts with all of them at zero, so that rate() and
+// increase() see the first failure of a reason: a counter series that
+// appears with the value 1 has no earlier sample to rise from.
+var FailureReasons = []string{"dns", "connect", "tls", "timeout", "denied", "http", "read"}
+
+// switchLatencyBuckets span 5ms to 60s. A switch of one target is a watch
+// event and one write, tens of milliseconds; a state driving a thousand
+// targets is paced by the client-side rate limit (--kube-api-qps 200:
+// about 5s for the last one); a write the API server refused is retried
+// with backoff capped at 60s. The top bucket is that cap: a switch slower
+// than it waited on more than a retry.
+var switchLatencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60}
+
+// probeDurationBuckets span 5ms to 30s. An in-cluster endpoint answers in
+// milliseconds, a remote one in tens to hundreds; the default probe
+// timeout is 5s, so a timed-out probe lands just above the 5s bound, in the
+// 10s bucket, apart from slow answers. Timeouts set longer than 30s are
+// rare enough for +Inf.
+var probeDurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// set is every collector and what is needed to keep their series
+// consistent. Tests swap in a fresh one; the manager uses the one
+// registered at init.
+type set struct {
+	active        *prometheus.GaugeVec
+	switches      *prometheus.CounterVec
+	switchLatency *prometheus.HistogramVec
+	probeDuration *prometheus.HistogramVec
+	probeFailures *prometheus.CounterVec
+	stateUp       *prometheus.GaugeVec
+
+	mu sync.Mutex
+	// targetState is the state label of each target's active series, so
+	// that a changed state deletes the old series without scanning all.
+	targetState map[targetKey]string
+	// probed holds the states whose failure counters are initialised.
+	probed map[stateKey]struct{}
+}
+
+type targetKey struct{ kind, namespace, name string }
+
+type stateKey struct{ namespace, name string }
+
+func newSet() *set {
+	return &set{
+		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: ActiveName,
+			Help: "1 while the object's target has its active shape, 0 while it has its passive shape; state is the DynamicIngressState it follows.",
+		}, []string{"namespace", "name", "kind", "state"}),
+		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: SwitchesName,
+			Help: "Switches of the object's target between its passive and active shapes, by the mode switched to (active or passive). The first mode at creation is not a switch.",
+		}, []string{"namespace", "name", "kind", "to"}),
+		switchLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    SwitchLatencyName,
+			Help:    "Time from the state's response change (its status.lastUpdateTime) to the switched target written.",
+			Buckets: switchLatencyBuckets,
+		}, []string{"kind"}),
+		probeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ProbeDurationName,
+			Help:    "Duration of each probe of the state, failed or not.",
+			Buckets: probeDurationBuckets,
+		}, []string{"namespace", "name"}),
+		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ProbeFailuresName,
+			Help: "Probes of the state that got no HTTP response, by reason (dns, connect, tls, timeout, denied, http, read).",
+		}, []string{"namespace", "name", "reason"}),
+		stateUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: StateUpName,
+			Help: "1 while the state has a response (a status code), 0 while it has none.",
+		}, []string{"namespace", "name"}),
+		targetState: map[targetKey]string{},
+		probed:      map[stateKey]struct{}{},
+	}
+}
+
+func (s *set) collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.active, s.switches, s.switchLatency, s.probeDuration, s.probeFailures, s.stateUp}
+}
+
+// current is the set the package functions write to.
+var current = newSet()
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(current.collectors()...)
+}
+
+// SetActive records the mode of a target (kind is KindDynamicIngress or
+// KindDynamicHTTPRoute) and the state it follows. Call it on every
+// reconcile that decided the mode, so that a restarted manager reports
+// every object. When the object now follows another state, the series
+// with the old state is deleted: one object, one series.
+func SetActive(kind, namespace, name, state string, active bool) {
+	current.setActive(kind, namespace, name, state, active)
+}
+
+func (s *set) setActive(kind, namespace, name, state string, active bool) {
+	key := targetKey{kind, namespace, name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, known := s.targetState[key]
+	if known && old != state {
+		s.active.DeleteLabelValues(namespace, name, kind, old)
+	}
+	if !known {
+		// Both switch counters start at zero, so that the first switch
+		// after a start shows in increase().
+		s.switches.WithLabelValues(namespace, name, kind, "active")
+		s.switches.WithLabelValues(namespace, name, kind, "passive")
+	}
+	s.targetState[key] = state
+	s.active.WithLabelValues(namespace, name, kind, state).Set(boolFloat(active))
+}
+
+// RecordSwitch counts a switch of a target to its active (toActive) or
+// passive shape, and observes its latency when latencyKnown (the state had
+// a status.lastUpdateTime). Call it once the switched target is written,
+// never for the first mode at creation. A negative latency (the clocks of
+// two manager replicas disagree) counts as zero.
+func RecordSwitch(kind, namespace, name string, toActive bool, latency time.Duration, latencyKnown bool) {
+	current.recordSwitch(kind, namespace, name, toActive, latency, latencyKnown)
+}
+
+func (s *set) recordSwitch(kind, namespace, name string, toActive bool, latency time.Duration, latencyKnown bool) {
+	to := "passive"
+	if toActive {
+		to = "active"
+	}
+	s.switches.WithLabelValues(namespace, name, kind, to).Inc()
+	if latencyKnown {
+		s.switchLatency.WithLabelValues(kind).Observe(max(latency, 0).Seconds())
+	}
+}
+
+// ForgetTarget deletes every series of a deleted object. The latency
+// histogram, by kind only, keeps its observations.
+func ForgetTarget(kind, namespace, name string) {
+	current.forgetTarget(kind, namespace, name)
+}
+
+func (s *set) forgetTarget(kind, namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.targetState, targetKey{kind, namespace, name})
+	labels := prometheus.Labels{"namespace": namespace, "name": name, "kind": kind}
+	s.active.DeletePartialMatch(labels)
+	s.switches.DeletePartialMatch(labels)
+}
+
+// ObserveProbe records one probe of a state, failed or not: its duration,
+// and the failure's reason (one of FailureReasons), "" when the probe got
+// an HTTP response. Call it only for a probe whose state is still
+// registered (its context not cancelled): an observation made after
+// ForgetState would bring the state's series back.
+func ObserveProbe(namespace, name string, d time.Duration, failureReason string) {
+	current.observeProbe(namespace, name, d, failureReason)
+}
+
+func (s *set) observeProbe(namespace, name string, d time.Duration, failureReason string) {
+	key := stateKey{namespace, name}
+	// Under the lock, so that a concurrent ForgetState or ForgetProbes
+	// deletes all of this observation's series or none of them (never
+	// leaving failure counters without their duration series).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.probed[key]; !ok {
+		s.probed[key] = struct{}{}
+		for _, r := range FailureReasons {
+			s.probeFailures.WithLabelValues(namespace, name, r)
+		}
+	}
+	s.probeDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+	if failureReason != "" {
+		s.probeFailures.WithLabelValues(namespace, name, failureReason).Inc()
+	}
+}
+
+// SetStateUp records whether a state has a response. Call it on every
+// reconcile of the state, fixed or probed.
+func SetStateUp(namespace, name string, up bool) {
+	current.stateUp.WithLabelValues(namespace, name).Set(boolFloat(up))
+}
+
+// ForgetProbes deletes the probe series of a state that is no longer
+// probed (its spec changed to a fixed response); its up series stays.
+func ForgetProbes(namespace, name string) {
+	current.forgetProbes(namespace, name)
+}
+
+func (s *set) forgetProbes(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.probed, stateKey{namespace, name})
+	labels := prometheus.Labels{"namespace": namespace, "name": name}
+	s.probeDuration.DeletePartialMatch(labels)
+	s.probeFailures.DeletePartialMatch(labels)
+}
+
+// ForgetState deletes every series of a deleted state.
+func ForgetState(namespace, name string) {
+	current.forgetProbes(namespace, name)
+	current.stateUp.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

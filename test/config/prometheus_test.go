@@ -1,0 +1,154 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+// prometheusOperatorModule holds the ServiceMonitor CRD the dry run uses.
+// The module is only downloaded (into the module cache), never built or
+// required by go.mod: its CRDs are all this test needs from it.
+const prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+
+// monitorLine is how config/default lists config/prometheus, turned off.
+const monitorLine = "#- ../prometheus"
+
+// serviceMonitorCRDFile is prometheus-operator's ServiceMonitor CRD.
+func serviceMonitorCRDFile(t *testing.T) string {
+	t.Helper()
+	// Outside this module, so that go.mod is left alone.
+	cmd := exec.Command("go", "mod", "download", "-json", prometheusOperatorModule)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("downloading %s: %v: %s%s", prometheusOperatorModule, err, out, stderr.String())
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download said %s: %v", out, err)
+	}
+	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
+}
+
+// renderWithMonitor renders config/default with its ServiceMonitor turned
+// on the way the kustomization's comment says: uncommenting one line.
+func renderWithMonitor(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "config")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(controlplane.RepoRoot(), "config"))); err != nil {
+		t.Fatal(err)
+	}
+	kustomization := filepath.Join(dir, "default", "kustomization.yaml")
+	raw, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("\n"+monitorLine+"\n")) {
+		t.Fatalf("config/default/kustomization.yaml has no line %q to turn the ServiceMonitor on", monitorLine)
+	}
+	raw = bytes.Replace(raw, []byte("\n"+monitorLine+"\n"), []byte("\n"+strings.TrimPrefix(monitorLine, "#")+"\n"), 1)
+	if err := os.WriteFile(kustomization, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return renderDir(t, filepath.Join(dir, "default"))
+}
+
+// serviceMonitor is the part of prometheus-operator's ServiceMonitor that
+// says what is scraped and how.
+type serviceMonitor struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		Endpoints []struct {
+			Port            string `json:"port"`
+			Scheme          string `json:"scheme"`
+			Path            string `json:"path"`
+			BearerTokenFile string `json:"bearerTokenFile"`
+			TLSConfig       *struct {
+				InsecureSkipVerify bool `json:"insecureSkipVerify"`
+			} `json:"tlsConfig"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+func TestServiceMonitorIsOffByDefault(t *testing.T) {
+	for _, o := range render(t) {
+		if o.GetKind() == "ServiceMonitor" {
+			t.Errorf("config/default renders ServiceMonitor %s: it must stay off until the cluster has prometheus-operator", o.GetName())
+		}
+	}
+	// config/prometheus renders on its own, for `kubectl apply -k`.
+	objs := renderDir(t, filepath.Join(controlplane.RepoRoot(), "config", "prometheus"))
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetAPIVersion()+" "+o.GetKind())
+	}
+	if diff := cmp.Diff([]string{"monitoring.coreos.com/v1 ServiceMonitor"}, kinds); diff != "" {
+		t.Errorf("config/prometheus (-want +got):\n%s", diff)
+	}
+}
+
+// TestServiceMonitorScrapesTheMetricsService checks that, turned on, the
+// ServiceMonitor selects the metrics Service and only it, in its namespace,
+// on its HTTPS port, with the bearer token the manager checks.
+func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
+	objs := renderWithMonitor(t)
+	monitor := only[serviceMonitor](t, objs, "ServiceMonitor")
+	metricsSvc := named[corev1.Service](t, objs, "Service", metricsServiceName)
+
+	var selected []string
+	for _, o := range objs {
+		if o.GetKind() != "Service" || o.GetNamespace() != monitor.Metadata.Namespace {
+			continue
+		}
+		matches := len(monitor.Spec.Selector.MatchLabels) > 0
+		for k, v := range monitor.Spec.Selector.MatchLabels {
+			if o.GetLabels()[k] != v {
+				matches = false
+			}
+		}
+		if matches {
+			selected = append(selected, o.GetName())
+		}
+	}
+	if diff := cmp.Diff([]string{metricsSvc.Name}, selected); diff != "" {
+		t.Errorf("Services the ServiceMonitor selects (-want +got):\n%s", diff)
+	}
+
+	if len(monitor.Spec.Endpoints) != 1 {
+		t.Fatalf("ServiceMonitor has %d endpoints, want 1", len(monitor.Spec.Endpoints))
+	}
+	ep := monitor.Spec.Endpoints[0]
+	var portNames []string
+	for _, p := range metricsSvc.Spec.Ports {
+		portNames = append(portNames, p.Name)
+	}
+	if len(portNames) != 1 || ep.Port != portNames[0] {
+		t.Errorf("ServiceMonitor scrapes port %q, the metrics Service has ports %v", ep.Port, portNames)
+	}
+	if ep.Scheme != "https" || ep.Path != "/metrics" || ep.TLSConfig == nil {
+		t.Errorf("ServiceMonitor scrapes %s://…%s with tlsConfig %v, want https /metrics with a tlsConfig", ep.Scheme, ep.Path, ep.TLSConfig)
+	}
+	if ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+		t.Errorf("ServiceMonitor sends bearer token %q, want Prometheus's ServiceAccount token (the manager refuses scrapes without a token)", ep.BearerTokenFile)
+	}
+}
