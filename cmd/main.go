@@ -92,6 +92,10 @@ func run() error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+	httpRoutes, err := controller.ServesHTTPRoutes(cfg)
+	if err != nil {
+		return err
+	}
 
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, CertDir: metricsCertPath}
 	if metricsSecure {
@@ -104,7 +108,7 @@ func run() error {
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(),
+		Cache:                   controller.CacheOptions(httpRoutes),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
@@ -133,6 +137,7 @@ func run() error {
 		MaxBodyBytes:                 maxBodyBytes,
 		MaxConcurrentReconciles:      concurrency,
 		StateMaxConcurrentReconciles: stateConcurrency,
+		HTTPRoutes:                   httpRoutes,
 	}); err != nil {
 		return err
 	}

@@ -169,14 +169,15 @@ type ExpectedResponse struct {
 	Expression string `json:"expression,omitempty"`
 }
 
-// DynamicIngressStatus is the observed state of a DynamicIngress.
-type DynamicIngressStatus struct {
+// SwitchStatus is the observed state of a DynamicIngress or a
+// DynamicHTTPRoute.
+type SwitchStatus struct {
 	// observedGeneration is the metadata.generation last acted upon.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions: Active (the state matches spec.expected) and Ready (the
-	// target Ingress is exactly what the selected template says).
+	// target is exactly what the selected template says).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -206,7 +207,7 @@ type DynamicIngress struct {
 
 	// status reports whether the state matches and the target is in sync.
 	// +optional
-	Status DynamicIngressStatus `json:"status,omitempty"`
+	Status SwitchStatus `json:"status,omitempty"`
 }
 
 // DynamicIngressList is a list of DynamicIngress.
@@ -222,3 +223,22 @@ type DynamicIngressList struct {
 func init() {
 	SchemeBuilder.Register(&DynamicIngress{}, &DynamicIngressList{})
 }
+
+// SwitchSpec is what every kind of switch (DynamicIngress,
+// DynamicHTTPRoute) has in its spec besides its templates.
+type SwitchSpec struct {
+	Target        TargetReference
+	State         string
+	Expected      ExpectedResponse
+	FailurePolicy FailurePolicy
+	Override      Mode
+}
+
+// SwitchSpec returns the fields every kind of switch shares.
+func (d *DynamicIngress) SwitchSpec() SwitchSpec {
+	return SwitchSpec{Target: d.Spec.Target, State: d.Spec.State, Expected: d.Spec.Expected,
+		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
+}
+
+// SwitchStatus returns the status, to read and change.
+func (d *DynamicIngress) SwitchStatus() *SwitchStatus { return &d.Status }

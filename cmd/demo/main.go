@@ -131,7 +131,7 @@ var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide
 
 // story runs the steps a newcomer watches, each checked.
 func story(k *kubectl, flags *controlplane.StatusAPI) error {
-	title("1. Apply the samples: three states and five DynamicIngresses")
+	title("1. Apply the samples: three states, five DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
 	}
@@ -149,7 +149,8 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 	}
 	say("No maintenance, the kill switch is off, the weekly window is closed: the storefront, the")
 	say("partner API and the checkout have their normal Ingresses; the maintenance ones do not exist.")
-	if err := k.show("get", "-n", namespace, "ingress"); err != nil {
+	say("The storefront is also served through Gateway API: its HTTPRoute routes to the storefront.")
+	if err := k.show("get", "-n", namespace, "ingress,httproute"); err != nil {
 		return err
 	}
 
@@ -175,6 +176,13 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "partner-api", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].filters[0].type}=RequestRedirect", "httproute/storefront-route"); err != nil {
+		return err
+	}
+	say("Next to the Ingress, the DynamicHTTPRoute turned its HTTPRoute into a redirect to the sorry page:")
+	if err := k.show("get", "-n", namespace, "httproute", "storefront-route", "-o", "custom-columns=NAME:.metadata.name,FILTER:.spec.rules[0].filters[0].type,TO:.spec.rules[0].filters[0].requestRedirect.hostname,BACKEND:.spec.rules[0].backendRefs[0].name"); err != nil {
 		return err
 	}
 	say("The partner API has spec.override: Passive, so the kill switch leaves it alone:")
@@ -211,6 +219,9 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 		}
 	}
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].backendRefs[0].name}=storefront", "httproute/storefront-route"); err != nil {
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {

@@ -81,8 +81,8 @@ func conditionOf(obj client.Object, condType string) func() string {
 		var conds []metav1.Condition
 		var gen int64
 		switch o := obj.(type) {
-		case *v1beta1.DynamicIngress:
-			conds, gen = o.Status.Conditions, o.Generation
+		case interface{ SwitchStatus() *v1beta1.SwitchStatus }:
+			conds, gen = o.SwitchStatus().Conditions, obj.GetGeneration()
 		case *v1beta1.DynamicIngressState:
 			conds, gen = o.Status.Conditions, o.Generation
 		}

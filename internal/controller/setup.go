@@ -6,20 +6,26 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // Options configure both controllers.
@@ -28,13 +34,18 @@ type Options struct {
 	Guard probe.Guard
 	// MaxBodyBytes is the longest probed body kept in a state's status.
 	MaxBodyBytes int64
-	// MaxConcurrentReconciles of the DynamicIngress controller.
+	// MaxConcurrentReconciles of each switch controller (DynamicIngress,
+	// DynamicHTTPRoute).
 	MaxConcurrentReconciles int
 	// StateMaxConcurrentReconciles of the DynamicIngressState controller.
 	StateMaxConcurrentReconciles int
 	// Clock drives probes, schedules and timestamps; the real clock when
 	// nil.
 	Clock Clock
+	// HTTPRoutes runs the DynamicHTTPRoute controller: set it when the
+	// cluster serves HTTPRoutes (ServesHTTPRoutes), and the cache with
+	// CacheOptions(true).
+	HTTPRoutes bool
 }
 
 // Clock is what the controllers need of a clock: tickers for probes and
@@ -44,20 +55,47 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) clock.Timer
 }
 
-// CacheOptions restricts the manager's cache of Ingresses to the ones the
-// operator manages, so that its memory does not grow with the Ingresses of
+// CacheOptions restricts the manager's cache of Ingresses and, when the
+// cluster serves them (see ServesHTTPRoutes), HTTPRoutes to the ones the
+// operator manages, so that its memory does not grow with the routes of
 // everyone else.
-func CacheOptions() cache.Options {
-	return cache.Options{
-		ByObject: map[client.Object]cache.ByObject{
-			&networkingv1.Ingress{}: {
-				Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}),
-			},
-		},
+func CacheOptions(httpRoutes bool) cache.Options {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{&networkingv1.Ingress{}: managed}}
+	if httpRoutes {
+		opts.ByObject[&gatewayv1.HTTPRoute{}] = managed
 	}
+	return opts
 }
 
-// SetupWithManager registers the field indexes and both controllers.
+// ServesHTTPRoutes reports whether the cluster serves the Gateway API's
+// gateway.networking.k8s.io/v1 HTTPRoute: the Gateway API CRDs are
+// optional, and without them the DynamicHTTPRoute controller is off until
+// the manager restarts.
+func ServesHTTPRoutes(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	gvk := target.HTTPRoute{}.TargetGVK()
+	resources, err := dc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for the %s API: %w", gvk.GroupVersion(), err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == gvk.Kind {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// SetupWithManager registers the field indexes, the state controller, and
+// the switching engine for DynamicIngresses and, when the cluster has the
+// Gateway API, DynamicHTTPRoutes.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -71,18 +109,35 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := states.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
 	}
-	dis := &DynamicIngressReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("dynamicingress-controller"),
-		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		writes:                  newOwnWrites(opts.Clock),
-		Clock:                   opts.Clock,
-	}
-	if err := dis.SetupWithManager(mgr); err != nil {
+	if err := NewSwitchReconciler(mgr, target.Ingress{}, opts.Clock, opts.MaxConcurrentReconciles).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
+	if !opts.HTTPRoutes {
+		ctrl.LoggerFrom(ctx).WithName("setup").Info("The DynamicHTTPRoute controller is off: the cluster has no gateway.networking.k8s.io/v1 HTTPRoute API; install the Gateway API CRDs and restart the manager")
+		return nil
+	}
+	routes, err := httpRouteKind(ctx, mgr)
+	if err != nil {
+		return err
+	}
+	if err := NewSwitchReconciler(mgr, routes, opts.Clock, opts.MaxConcurrentReconciles).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
+	}
 	return nil
+}
+
+// httpRouteKind returns the HTTPRoute adapter with the defaults of the
+// cluster's HTTPRoute CRD.
+func httpRouteKind(ctx context.Context, mgr ctrl.Manager) (target.HTTPRoute, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := mgr.GetAPIReader().Get(ctx, client.ObjectKey{Name: target.HTTPRouteCRDName}, crd); err != nil {
+		// Without the schema, a route whose template leaves out a field
+		// the server defaults is applied again at each reconcile: correct,
+		// but not free.
+		ctrl.LoggerFrom(ctx).WithName("setup").Error(err, "Could not read the HTTPRoute CRD; its defaults are not known", "crd", target.HTTPRouteCRDName)
+		crd = nil
+	}
+	return target.NewHTTPRoute(crd)
 }
 
 // MaxRetryDelay caps the backoff between retries of a failed reconcile
@@ -100,5 +155,7 @@ func NewScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
+	utilruntime.Must(gatewayv1.Install(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	return scheme
 }

@@ -66,7 +66,7 @@ func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk contr
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	cacheOpts := controller.CacheOptions()
+	cacheOpts := controller.CacheOptions(true)
 	cacheOpts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
@@ -82,7 +82,7 @@ func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk contr
 	t.Cleanup(func() { cancel(); <-done })
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 1024,
-		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk}); err != nil {
+		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk, HTTPRoutes: true}); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"sync"
 	"testing"
 	"time"
@@ -341,7 +342,11 @@ func TestFirstClaimant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := firstClaimant(tt.list, &me); got != tt.want {
+			var list []target.Switch
+			for i := range tt.list {
+				list = append(list, &tt.list[i])
+			}
+			if got := firstClaimant(list, &me); got != tt.want {
 				t.Errorf("firstClaimant = %q, want %q", got, tt.want)
 			}
 		})

@@ -73,7 +73,7 @@ func runSuite(m *testing.M) int {
 	// default guard denies: deny only a range no test uses.
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
-		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8,
+		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8, HTTPRoutes: true,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -145,7 +145,7 @@ func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane
 // cacheOptionsExcept is the manager's cache configuration without the
 // objects of some namespaces, which tests hand to managers of their own.
 func cacheOptionsExcept(namespaces ...string) cache.Options {
-	opts := controller.CacheOptions()
+	opts := controller.CacheOptions(true)
 	var selectors []fields.Selector
 	for _, ns := range namespaces {
 		selectors = append(selectors, fields.OneTermNotEqualSelector("metadata.namespace", ns))

@@ -12,24 +12,35 @@ import (
 )
 
 const (
-	// DynamicIngressState indexes DynamicIngresses by the name of their
-	// state (spec.state), so a state change finds every DynamicIngress it
-	// drives without a full list.
-	DynamicIngressState = "spec.state"
-	// DynamicIngressTarget indexes DynamicIngresses by the name of their
-	// target Ingress (spec.target.name), so that two DynamicIngresses never
-	// share one target.
-	DynamicIngressTarget = "spec.target.name"
+	// State indexes switches (DynamicIngresses, DynamicHTTPRoutes) by the
+	// name of their state (spec.state), so a state change finds every
+	// switch it drives without a full list.
+	State = "spec.state"
+	// Target indexes switches by the name of their target (spec.target.name),
+	// so that two switches never share one target.
+	Target = "spec.target.name"
 )
 
-// Setup registers every index with the manager's field indexer.
+// switchSpec is what both kinds of switch have.
+type switchSpec interface {
+	client.Object
+	SwitchSpec() v1beta1.SwitchSpec
+}
+
+// Setup registers every index, for both kinds of switch, with the
+// manager's field indexer.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &v1beta1.DynamicIngress{}, DynamicIngressState, func(obj client.Object) []string {
-		return []string{obj.(*v1beta1.DynamicIngress).Spec.State}
-	}); err != nil {
-		return err
+	for _, obj := range []switchSpec{&v1beta1.DynamicIngress{}, &v1beta1.DynamicHTTPRoute{}} {
+		if err := indexer.IndexField(ctx, obj, State, func(o client.Object) []string {
+			return []string{o.(switchSpec).SwitchSpec().State}
+		}); err != nil {
+			return err
+		}
+		if err := indexer.IndexField(ctx, obj, Target, func(o client.Object) []string {
+			return []string{o.(switchSpec).SwitchSpec().Target.Name}
+		}); err != nil {
+			return err
+		}
 	}
-	return indexer.IndexField(ctx, &v1beta1.DynamicIngress{}, DynamicIngressTarget, func(obj client.Object) []string {
-		return []string{obj.(*v1beta1.DynamicIngress).Spec.Target.Name}
-	})
+	return nil
 }

@@ -4,7 +4,9 @@
 package controlplane
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 )
@@ -30,4 +32,19 @@ func AssetsDir() string {
 // CRDDir is the directory of the generated CustomResourceDefinitions.
 func CRDDir() string {
 	return filepath.Join(RepoRoot(), "config", "crd", "bases")
+}
+
+// GatewayAPICRDDir is the directory of the Gateway API's standard-channel
+// CRDs, in the Go module cache, at the version go.mod requires: the same
+// API the operator is built against, with no download from elsewhere.
+func GatewayAPICRDDir() string {
+	cmd := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/gateway-api")
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	var mod struct{ Dir string }
+	if err != nil || json.Unmarshal(out, &mod) != nil || mod.Dir == "" {
+		// envtest then fails with ErrorIfCRDPathMissing, naming this path.
+		return filepath.Join(RepoRoot(), "gateway-api-crds-not-found")
+	}
+	return filepath.Join(mod.Dir, "config", "crd", "standard")
 }

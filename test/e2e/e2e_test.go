@@ -32,6 +32,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 		"dynamicingressstate.ingress.dynamicingress.io/weekly-maintenance created",
 		"dynamicingress.ingress.dynamicingress.io/checkout created",
 		"dynamicingress.ingress.dynamicingress.io/partner-api created",
+		"dynamichttproute.ingress.dynamicingress.io/storefront-route created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant a line %q", out, want)

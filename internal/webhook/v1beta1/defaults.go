@@ -22,3 +22,11 @@ func DefaultDynamicIngressState(state *v1beta1.DynamicIngressState) {
 		p.Default()
 	}
 }
+
+// DefaultDynamicHTTPRoute sets spec.target.namespace to the object's
+// namespace when it is empty.
+func DefaultDynamicHTTPRoute(dhr *v1beta1.DynamicHTTPRoute) {
+	if dhr.Spec.Target.Namespace == "" {
+		dhr.Spec.Target.Namespace = dhr.Namespace
+	}
+}

@@ -8,15 +8,26 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // SetupWebhooksWithManager registers the defaulting and validating webhooks
-// of both kinds with the manager's webhook server. It uses the field indexes
+// of the three kinds with the manager's webhook server. It uses the field indexes
 // of package index (controller.SetupWithManager registers them).
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
-		WithDefaulter(DynamicIngressDefaulter{}).
-		WithValidator(DynamicIngressValidator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient()}).
+		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicIngress]{}).
+		WithValidator(SwitchValidator[*v1beta1.DynamicIngress]{Kind: target.Ingress{},
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress}).
+		Complete(); err != nil {
+		return err
+	}
+	// The HTTPRoute adapter's defaults matter only to the controller; the
+	// webhook renders and dry-runs templates as they are.
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicHTTPRoute{}).
+		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicHTTPRoute]{}).
+		WithValidator(SwitchValidator[*v1beta1.DynamicHTTPRoute]{Kind: target.HTTPRoute{},
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute}).
 		Complete(); err != nil {
 		return err
 	}

@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -54,40 +58,58 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 
-	wh := env.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Cache:   controller.CacheOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
-		}),
-	})
+	stop, err := startManager(env, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer stop()
+	return m.Run()
+}
+
+// startManager runs the controllers and the webhooks against env's control
+// plane, and waits until the webhook server answers.
+func startManager(env *envtest.Environment, cfg *rest.Config) (stop func(), err error) {
+	wh := env.WebhookInstallOptions
+	httpRoutes, err := controller.ServesHTTPRoutes(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Cache:   controller.CacheOptions(httpRoutes),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
+		}),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	guard, _ := probe.ParseGuard(probe.DefaultDenyCIDRs, "")
-	if err := controller.SetupWithManager(runCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 4}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if err := controller.SetupWithManager(runCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 4, HTTPRoutes: httpRoutes}); err != nil {
+		cancel()
+		return nil, err
 	}
 	if err := webhookv1beta1.SetupWebhooksWithManager(mgr, guard); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		cancel()
+		return nil, err
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if err := mgr.Start(runCtx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
+	stop = func() { cancel(); <-done }
 	if err := waitForWebhookServer(wh.LocalServingHost, wh.LocalServingPort); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		stop()
+		return nil, err
 	}
-	return m.Run()
+	return stop, nil
 }
 
 // fuzzing reports whether this binary runs a fuzz target (go test -fuzz).

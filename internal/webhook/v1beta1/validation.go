@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/schedule"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 var statusCodePattern = regexp.MustCompile(`^[1-5][0-9][0-9]$`)
@@ -35,40 +35,63 @@ const MaxFixedBodyBytes = 64 << 10
 // ValidateDynamicIngress checks what needs no cluster access. old is nil on
 // create. The object is expected to be defaulted.
 func ValidateDynamicIngress(old, di *v1beta1.DynamicIngress) field.ErrorList {
+	if old == nil {
+		return validateSwitch(target.Ingress{}, nil, di)
+	}
+	return validateSwitch(target.Ingress{}, old, di)
+}
+
+// ValidateDynamicHTTPRoute checks what needs no cluster access. old is nil
+// on create. The object is expected to be defaulted.
+func ValidateDynamicHTTPRoute(old, dhr *v1beta1.DynamicHTTPRoute) field.ErrorList {
+	if old == nil {
+		return validateSwitch(target.HTTPRoute{}, nil, dhr)
+	}
+	return validateSwitch(target.HTTPRoute{}, old, dhr)
+}
+
+// validateSwitch checks what every kind of switch shares: the target, at
+// least one template, the state, expected, failurePolicy and override.
+func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	target := spec.Child("target")
+	targetPath := spec.Child("target")
+	sws := sw.SwitchSpec()
+	switchKind, targetKind := kind.SwitchKind(), kind.TargetGVK().Kind
 
-	if di.Spec.Target.Name == "" {
-		errs = append(errs, field.Required(target.Child("name"), "the name of the Ingress to create and own"))
+	if sws.Target.Name == "" {
+		errs = append(errs, field.Required(targetPath.Child("name"), fmt.Sprintf("the name of the %s to create and own", targetKind)))
 	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(di.Spec.Target.Name) {
-			errs = append(errs, field.Invalid(target.Child("name"), di.Spec.Target.Name, msg))
+		for _, msg := range validation.IsDNS1123Subdomain(sws.Target.Name) {
+			errs = append(errs, field.Invalid(targetPath.Child("name"), sws.Target.Name, msg))
 		}
 	}
-	if ns := di.Spec.Target.Namespace; ns != "" && ns != di.Namespace {
-		errs = append(errs, field.Forbidden(target.Child("namespace"),
-			fmt.Sprintf("must be the DynamicIngress's own namespace %q, not %q: a DynamicIngress manages an Ingress of its own namespace only", di.Namespace, ns)))
+	if ns := sws.Target.Namespace; ns != "" && ns != sw.GetNamespace() {
+		errs = append(errs, field.Forbidden(targetPath.Child("namespace"),
+			fmt.Sprintf("must be the %s's own namespace %q, not %q: a %s manages an %s of its own namespace only", switchKind, sw.GetNamespace(), ns, switchKind, targetKind)))
 	}
-	if old != nil && targetKey(old) != targetKey(di) {
-		errs = append(errs, field.Invalid(target, targetKey(di), fmt.Sprintf("field is immutable (it was %s): create a new DynamicIngress for another target", targetKey(old))))
+	if old != nil && targetKey(old) != targetKey(sw) {
+		errs = append(errs, field.Invalid(targetPath, targetKey(sw), fmt.Sprintf("field is immutable (it was %s): create a new %s for another target", targetKey(old), switchKind)))
 	}
 
-	if di.Spec.PassiveIngress == nil && di.Spec.ActiveIngress == nil {
-		errs = append(errs, field.Required(spec, "at least one of passiveIngress and activeIngress must be set (null means no Ingress in that mode)"))
+	_, hasPassive := kind.Template(sw, false)
+	_, hasActive := kind.Template(sw, true)
+	if !hasPassive && !hasActive {
+		errs = append(errs, field.Required(spec, fmt.Sprintf("at least one of %s and %s must be set (null means no %s in that mode)",
+			strings.TrimPrefix(kind.TemplateField(false), "spec."), strings.TrimPrefix(kind.TemplateField(true), "spec."), targetKind)))
 	}
-	if di.Spec.State == "" {
+	if sws.State == "" {
 		errs = append(errs, field.Required(spec.Child("state"), "the name of a DynamicIngressState in the same namespace"))
 	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(di.Spec.State) {
-			errs = append(errs, field.Invalid(spec.Child("state"), di.Spec.State, msg))
+		for _, msg := range validation.IsDNS1123Subdomain(sws.State) {
+			errs = append(errs, field.Invalid(spec.Child("state"), sws.State, msg))
 		}
 	}
 
-	errs = append(errs, validateExpected(spec.Child("expected"), &di.Spec.Expected)...)
-	errs = append(errs, validateEnum(spec.Child("failurePolicy"), di.Spec.FailurePolicy,
+	errs = append(errs, validateExpected(spec.Child("expected"), &sws.Expected)...)
+	errs = append(errs, validateEnum(spec.Child("failurePolicy"), sws.FailurePolicy,
 		v1beta1.FailurePolicyPassive, v1beta1.FailurePolicyActive, v1beta1.FailurePolicyRetain)...)
-	errs = append(errs, validateEnum(spec.Child("override"), di.Spec.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
+	errs = append(errs, validateEnum(spec.Child("override"), sws.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
 	return errs
 }
 
@@ -97,37 +120,46 @@ func validateEnum[T ~string](path *field.Path, value T, allowed ...T) field.Erro
 }
 
 // targetKey is "<namespace>/<name>" of the target, the namespace defaulted.
-func targetKey(di *v1beta1.DynamicIngress) string {
-	return ingress.TargetNamespace(di) + "/" + di.Spec.Target.Name
+func targetKey(sw target.Switch) string {
+	return target.Key(sw).String()
 }
 
-// targetTaken is the rejection of a new DynamicIngress whose target another
-// DynamicIngress of the namespace already names: the two would take the
-// Ingress from each other whenever one of them is in a mode without it.
-func targetTaken(namespace, name, other string) *field.Error {
+// targetTaken is the rejection of a new switch whose target another switch
+// of its kind in the namespace already names: the two would take the
+// target from each other whenever one of them is in a mode without it.
+func targetTaken(kind target.Kind, namespace, name, other string) *field.Error {
 	key := namespace + "/" + name
 	return field.Invalid(field.NewPath("spec", "target"), key,
-		fmt.Sprintf("DynamicIngress %q already targets Ingress %s; each Ingress has at most one DynamicIngress", other, key))
+		fmt.Sprintf("%s %q already targets %s %s; each %s has at most one %s", kind.SwitchKind(), other, kind.TargetGVK().Kind, key, kind.TargetGVK().Kind, kind.SwitchKind()))
 }
 
-// otherTargeting returns the name of a DynamicIngress in list, other than
-// di, that names the same target as di; "" when there is none.
-func otherTargeting(list []v1beta1.DynamicIngress, di *v1beta1.DynamicIngress) string {
-	for i := range list {
-		o := &list[i]
-		if o.Name != di.Name && targetKey(o) == targetKey(di) {
-			return o.Name
+// otherTargeting returns the name of a switch in list, other than sw, that
+// names the same target as sw; "" when there is none.
+func otherTargeting(list []target.Switch, sw target.Switch) string {
+	for _, o := range list {
+		if o.GetName() != sw.GetName() && targetKey(o) == targetKey(sw) {
+			return o.GetName()
 		}
 	}
 	return ""
 }
 
-// targetExists is the rejection of a new DynamicIngress whose target
-// Ingress is already there.
-func targetExists(namespace, name string) *field.Error {
+// targetExists is the rejection of a new switch whose target is already
+// there.
+func targetExists(kind target.Kind, namespace, name string) *field.Error {
 	key := namespace + "/" + name
+	targetKind := kind.TargetGVK().Kind
 	return field.Invalid(field.NewPath("spec", "target"), key,
-		fmt.Sprintf("Ingress %s already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name", key))
+		fmt.Sprintf("%s %s already exists; a %s creates its target and never takes over an existing %s: delete it first or choose another name",
+			targetKind, key, kind.SwitchKind(), targetKind))
+}
+
+// noTargetAPI is the rejection of a switch whose target kind the cluster
+// does not serve (the Gateway API CRDs are not installed).
+func noTargetAPI(kind target.Kind, name string) *field.Error {
+	gvk := kind.TargetGVK()
+	return field.Invalid(field.NewPath("spec", "target"), name,
+		fmt.Sprintf("the cluster has no %s/%s %s API (install the Gateway API CRDs)", gvk.Group, gvk.Version, gvk.Kind))
 }
 
 func validateStatusCode(path *field.Path, code string, optional bool) field.ErrorList {

@@ -1,7 +1,11 @@
 package v1beta1
 
 import (
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"strings"
 	"testing"
 	"time"
@@ -347,7 +351,7 @@ func TestTemplateErrors(t *testing.T) {
 		field.Invalid(field.NewPath("metadata", "name"), "X", "bad name"),
 		field.Required(field.NewPath("spec"), "either `defaultBackend` or `rules` must be specified"),
 	})
-	got := templateErrors(tpl, name, serverErr).ToAggregate().Error()
+	got := templateErrors(target.Ingress{}, tpl, name, serverErr).ToAggregate().Error()
 	want := `[spec.activeIngress.template.spec.rules[0].http.paths[0].pathType: Unsupported value: "Sometimes": supported values: "Exact", "Prefix", ` +
 		`spec.activeIngress.template.metadata.annotations: Invalid value: "x": bad annotation, ` +
 		`spec.target.name: Invalid value: "X": bad name, ` +
@@ -357,18 +361,18 @@ func TestTemplateErrors(t *testing.T) {
 	}
 
 	other := apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "ingresses"}, "x", errorString("admission webhook \"validate.nginx.ingress.kubernetes.io\" denied the request: host clash"))
-	got = templateErrors(tpl, name, other).ToAggregate().Error()
+	got = templateErrors(target.Ingress{}, tpl, name, other).ToAggregate().Error()
 	if !strings.HasPrefix(got, "spec.activeIngress.template: Invalid value: the API server rejects this template as an Ingress: ") || !strings.Contains(got, "host clash") {
 		t.Errorf("a rejection without causes reads %q", got)
 	}
 	terminating := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
 		Message: "namespace shop is being terminated",
 		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "NamespaceTerminating", Message: "namespace shop is being terminated", Field: "metadata.namespace"}}}}}
-	got = templateErrors(tpl, name, terminating).ToAggregate().Error()
+	got = templateErrors(target.Ingress{}, tpl, name, terminating).ToAggregate().Error()
 	if want := "spec.activeIngress.template: Invalid value: the API server rejects this template as an Ingress: namespace shop is being terminated"; got != want {
 		t.Errorf("a Forbidden rejection with causes reads %q, want %q", got, want)
 	}
-	if errs := templateErrors(tpl, name, nil); errs != nil {
+	if errs := templateErrors(target.Ingress{}, tpl, name, nil); errs != nil {
 		t.Errorf("no error gave %v", errs)
 	}
 }
@@ -378,7 +382,7 @@ type errorString string
 func (e errorString) Error() string { return string(e) }
 
 func TestTargetExists(t *testing.T) {
-	got := targetExists("shop", "storefront").Error()
+	got := targetExists(target.Ingress{}, "shop", "storefront").Error()
 	want := `spec.target: Invalid value: "shop/storefront": Ingress shop/storefront already exists; a DynamicIngress creates its target and never takes over an existing Ingress: delete it first or choose another name`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -414,12 +418,24 @@ func TestDryRunRequest(t *testing.T) {
 				Annotations: map[string]string{"mode": "sorry"}, OwnerReferences: ours.OwnerReferences},
 			Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}},
 		{name: "someone else's Ingress: create under a generated name", existing: theirs, want: &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", GenerateName: "dynamicingress-validation-", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", GenerateName: "dynamic-validation-", Labels: map[string]string{"app": "new"}, Annotations: map[string]string{"mode": "sorry"}},
 			Spec:       networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, update := dryRunRequest(di, rendered, tt.existing)
+			var existing client.Object
+			if tt.existing != nil {
+				existing = tt.existing
+			}
+			gotU, update, err := dryRunRequest(di, toUnstructured(t, rendered), existing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &networkingv1.Ingress{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(gotU.Object, got); err != nil {
+				t.Fatal(err)
+			}
+			got.TypeMeta = metav1.TypeMeta{}
 			if update != tt.wantUpdate {
 				t.Errorf("update = %v, want %v", update, tt.wantUpdate)
 			}
@@ -452,14 +468,30 @@ func TestOtherTargeting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := otherTargeting(tt.list, &newDI); got != tt.want {
+			var list []target.Switch
+			for i := range tt.list {
+				list = append(list, &tt.list[i])
+			}
+			if got := otherTargeting(list, &newDI); got != tt.want {
 				t.Errorf("otherTargeting = %q, want %q", got, tt.want)
 			}
 		})
 	}
-	got := targetTaken("shop", "storefront", "old").Error()
+	got := targetTaken(target.Ingress{}, "shop", "storefront", "old").Error()
 	want := `spec.target: Invalid value: "shop/storefront": DynamicIngress "old" already targets Ingress shop/storefront; each Ingress has at most one DynamicIngress`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// toUnstructured is obj as the unstructured content the webhook renders.
+func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(networkingv1.SchemeGroupVersion.WithKind("Ingress"))
+	return u
 }

@@ -9,19 +9,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/ingress"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // activeCondition decides the mode (docs/behaviour.md, "Deciding the
 // mode"): spec.override pins it; otherwise the state's response is compared
 // with spec.expected, and when the state gives no answer spec.failurePolicy
 // says which mode follows. state is nil when it does not exist.
-func activeCondition(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState) metav1.Condition {
-	cond := followState(di, state)
-	if di.Spec.Override != "" {
+func activeCondition(sw target.Switch, state *v1beta1.DynamicIngressState) metav1.Condition {
+	cond := followState(sw, state)
+	if override := sw.SwitchSpec().Override; override != "" {
 		would := cond
-		cond.Status = conditionStatus(di.Spec.Override == v1beta1.ModeActive)
+		cond.Status = conditionStatus(override == v1beta1.ModeActive)
 		cond.Reason = v1beta1.ReasonOverridden
 		cond.Message = fmt.Sprintf("spec.override pins %s mode; the state would select %s mode (%s)",
 			modeName(cond.Status == metav1.ConditionTrue), modeName(would.Status == metav1.ConditionTrue), would.Message)
@@ -30,16 +30,17 @@ func activeCondition(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressSt
 }
 
 // followState is the Active condition the state selects.
-func followState(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState) metav1.Condition {
-	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: di.Generation}
+func followState(sw target.Switch, state *v1beta1.DynamicIngressState) metav1.Condition {
+	spec := sw.SwitchSpec()
+	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
 	if state == nil {
 		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Status = noAnswerStatus(di)
-		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", di.Spec.State, policyPhrase(di, cond.Status))
+		cond.Status = noAnswerStatus(sw)
+		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", spec.State, policyPhrase(spec, cond.Status))
 		return cond
 	}
-	want := match.Expected{StatusCode: di.Spec.Expected.StatusCode, Body: di.Spec.Expected.Body,
-		BodyMatch: match.BodyMatch(di.Spec.Expected.BodyMatch), Expression: di.Spec.Expected.Expression}
+	want := match.Expected{StatusCode: spec.Expected.StatusCode, Body: spec.Expected.Body,
+		BodyMatch: match.BodyMatch(spec.Expected.BodyMatch), Expression: spec.Expected.Expression}
 	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
 	result := match.Evaluate(want, got)
 	switch result.Outcome {
@@ -52,8 +53,8 @@ func followState(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState)
 		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected: %s", state.Name, got.StatusCode, result.Detail)
 	default:
 		cond.Reason = v1beta1.ReasonNoResponse
-		cond.Status = noAnswerStatus(di)
-		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(di, cond.Status))
+		cond.Status = noAnswerStatus(sw)
+		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(spec, cond.Status))
 	}
 	return cond
 }
@@ -61,12 +62,12 @@ func followState(di *v1beta1.DynamicIngress, state *v1beta1.DynamicIngressState)
 // noAnswerStatus is the Active status spec.failurePolicy selects while the
 // state gives no answer. Retain keeps the current one; a DynamicIngress
 // that has none yet starts passive.
-func noAnswerStatus(di *v1beta1.DynamicIngress) metav1.ConditionStatus {
-	switch di.Spec.FailurePolicy {
+func noAnswerStatus(sw target.Switch) metav1.ConditionStatus {
+	switch sw.SwitchSpec().FailurePolicy {
 	case v1beta1.FailurePolicyActive:
 		return metav1.ConditionTrue
 	case v1beta1.FailurePolicyRetain:
-		if prev := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
+		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
 			return metav1.ConditionTrue
 		}
 	}
@@ -74,8 +75,8 @@ func noAnswerStatus(di *v1beta1.DynamicIngress) metav1.ConditionStatus {
 }
 
 // policyPhrase says which mode the failure policy selected.
-func policyPhrase(di *v1beta1.DynamicIngress, status metav1.ConditionStatus) string {
-	policy := di.Spec.FailurePolicy
+func policyPhrase(spec v1beta1.SwitchSpec, status metav1.ConditionStatus) string {
+	policy := spec.FailurePolicy
 	if policy == "" {
 		policy = v1beta1.FailurePolicyPassive
 	}
@@ -90,7 +91,7 @@ func conditionStatus(b bool) metav1.ConditionStatus {
 	return metav1.ConditionFalse
 }
 
-// targetResult is what syncing the target Ingress came to.
+// targetResult is what syncing the target came to.
 type targetResult struct {
 	reason  string // Synced, TargetConflict or ApplyFailed
 	message string
@@ -100,15 +101,15 @@ type targetResult struct {
 // A missing state makes it False even though the target follows a known
 // template: the DynamicIngress points at nothing and needs a look. An
 // override does not hide a missing state.
-func readyCondition(di *v1beta1.DynamicIngress, stateFound bool, active metav1.Condition, target targetResult) metav1.Condition {
-	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: di.Generation,
-		Reason: target.reason, Message: target.message}
+func readyCondition(sw target.Switch, stateFound bool, active metav1.Condition, result targetResult) metav1.Condition {
+	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration(),
+		Reason: result.reason, Message: result.message}
 	switch {
-	case target.reason != v1beta1.ReasonSynced:
+	case result.reason != v1beta1.ReasonSynced:
 	case !stateFound:
 		cond.Reason = v1beta1.ReasonStateNotFound
 		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; the target follows the %s template",
-			di.Spec.State, modeName(active.Status == metav1.ConditionTrue))
+			sw.SwitchSpec().State, modeName(active.Status == metav1.ConditionTrue))
 	default:
 		cond.Status = metav1.ConditionTrue
 	}
@@ -153,33 +154,33 @@ func modeName(active bool) string {
 	return "passive"
 }
 
-// firstClaimant names the DynamicIngress of list, other than di, that names
-// the same target and came first (created earlier; by name on a tie), so
-// that of two DynamicIngresses with one target exactly one acts on it. ""
-// when di is the first.
-func firstClaimant(list []v1beta1.DynamicIngress, di *v1beta1.DynamicIngress) string {
-	var first *v1beta1.DynamicIngress
-	for i := range list {
-		o := &list[i]
-		if o.UID == di.UID || ingress.TargetNamespace(o) != ingress.TargetNamespace(di) || o.Spec.Target.Name != di.Spec.Target.Name {
+// firstClaimant names the switch of list, other than sw, that names the
+// same target and came first (created earlier; by name on a tie), so that
+// of two switches with one target exactly one acts on it. "" when sw is the
+// first.
+func firstClaimant(list []target.Switch, sw target.Switch) string {
+	var first target.Switch
+	for _, o := range list {
+		if o.GetUID() == sw.GetUID() || target.Key(o) != target.Key(sw) {
 			continue
 		}
-		if claimsBefore(o, di) && (first == nil || claimsBefore(o, first)) {
+		if claimsBefore(o, sw) && (first == nil || claimsBefore(o, first)) {
 			first = o
 		}
 	}
 	if first == nil {
 		return ""
 	}
-	return first.Name
+	return first.GetName()
 }
 
 // claimsBefore says whether a was created before b (by name on a tie).
-func claimsBefore(a, b *v1beta1.DynamicIngress) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+func claimsBefore(a, b target.Switch) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
 	}
-	return a.Name < b.Name
+	return a.GetName() < b.GetName()
 }
 
 // switchLatency is how long a switch took from the moment the state's

@@ -1,0 +1,123 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// DynamicHTTPRouteSpec declares one target HTTPRoute, the two shapes it
+// takes, and the state that selects between them.
+// +kubebuilder:validation:XValidation:rule="has(self.passiveRoute) || has(self.activeRoute)",message="at least one of passiveRoute and activeRoute must be set"
+type DynamicHTTPRouteSpec struct {
+	// target names the HTTPRoute that this DynamicHTTPRoute creates and
+	// owns. It cannot be changed after creation.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="field is immutable"
+	Target TargetReference `json:"target"`
+
+	// passiveRoute is the shape of the target while the state does not
+	// match spec.expected. Null or absent means no HTTPRoute while passive.
+	// +optional
+	PassiveRoute *HTTPRouteVariant `json:"passiveRoute,omitempty"`
+
+	// activeRoute is the shape of the target while the state matches
+	// spec.expected, e.g. a RequestRedirect filter to a sorry page. Null or
+	// absent means no HTTPRoute while active.
+	// +optional
+	ActiveRoute *HTTPRouteVariant `json:"activeRoute,omitempty"`
+
+	// state is the name of a DynamicIngressState in the same namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	State string `json:"state"`
+
+	// expected is the response that makes this DynamicHTTPRoute active.
+	// Every field that is set must match the state's response.
+	// +required
+	Expected ExpectedResponse `json:"expected"`
+
+	// failurePolicy is the mode the target takes while the state gives no
+	// answer: Passive (the default), Active, or Retain.
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// override pins the mode whatever the state says: Active or Passive.
+	// +optional
+	Override Mode `json:"override,omitempty"`
+}
+
+// HTTPRouteVariant is one shape of the target HTTPRoute.
+type HTTPRouteVariant struct {
+	// template is the HTTPRoute to make: its labels, annotations and spec.
+	// +required
+	Template HTTPRouteTemplate `json:"template"`
+}
+
+// HTTPRouteTemplate describes an HTTPRoute without its name and namespace,
+// which come from spec.target.
+type HTTPRouteTemplate struct {
+	// metadata holds the labels and annotations of the HTTPRoute.
+	// +optional
+	Metadata TemplateMetadata `json:"metadata,omitempty"`
+
+	// spec is the gateway.networking.k8s.io/v1 HTTPRouteSpec of the
+	// HTTPRoute. Its schema is the cluster's own: the admission webhook
+	// validates each template by a server-side dry run against the Gateway
+	// API CRDs installed, whatever their version.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Spec gatewayv1.HTTPRouteSpec `json:"spec,omitempty"`
+}
+
+// DynamicHTTPRoute makes one target Gateway API HTTPRoute take its active
+// or passive shape, depending on whether a shared DynamicIngressState
+// matches spec.expected.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dhr,categories=dynamic
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
+type DynamicHTTPRoute struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the target, its two shapes and the state that selects one.
+	// +required
+	Spec DynamicHTTPRouteSpec `json:"spec"`
+
+	// status reports whether the state matches and the target is in sync.
+	// +optional
+	Status SwitchStatus `json:"status,omitempty"`
+}
+
+// DynamicHTTPRouteList is a list of DynamicHTTPRoute.
+// +kubebuilder:object:root=true
+type DynamicHTTPRouteList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items is the list of DynamicHTTPRoute.
+	Items []DynamicHTTPRoute `json:"items"`
+}
+
+// SwitchSpec returns the fields every kind of switch shares.
+func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
+	return SwitchSpec{Target: d.Spec.Target, State: d.Spec.State, Expected: d.Spec.Expected,
+		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
+}
+
+// SwitchStatus returns the status, to read and change.
+func (d *DynamicHTTPRoute) SwitchStatus() *SwitchStatus { return &d.Status }
+
+func init() {
+	SchemeBuilder.Register(&DynamicHTTPRoute{}, &DynamicHTTPRouteList{})
+}

@@ -1,0 +1,407 @@
+// Package controller holds the reconcilers: DynamicIngressState (the
+// response of each state) and the switching engine that every kind of
+// switch (DynamicIngress, DynamicHTTPRoute) runs through, each kind a small
+// adapter of package target (docs/architecture.md).
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// ConflictRecheckInterval is how often a switch whose target name is taken
+// by an object it does not control looks again. Such an object may lack
+// the managed-by label, so the manager's cache does not see it go.
+const ConflictRecheckInterval = time.Minute
+
+// conflictRetryDelay is how soon a switch is synced again when its target
+// changed between the read and the write.
+const conflictRetryDelay = 200 * time.Millisecond
+
+// SwitchReconciler is the switching engine: it makes each switch's target
+// match the template its state selects. Kind adapts it to one kind of
+// switch and target.
+type SwitchReconciler struct {
+	client.Client
+	// APIReader reads past the cache, which holds only managed targets,
+	// so an unmanaged object at the target name is seen.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Kind      target.Kind
+	// MaxConcurrentReconciles bounds how many switches are synced at once;
+	// a state flip fans out to all of its switches.
+	MaxConcurrentReconciles int
+	// Clock times switches, for the switch latency metric.
+	Clock clock.PassiveClock
+
+	writes *ownWrites
+}
+
+// NewSwitchReconciler returns the engine for one kind of switch.
+func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int) *SwitchReconciler {
+	return &SwitchReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder(kindName(kind) + "-controller"),
+		Kind:                    kind,
+		MaxConcurrentReconciles: maxConcurrent,
+		Clock:                   clk,
+		writes:                  newOwnWrites(clk),
+	}
+}
+
+// kindName is the switch kind in lower case, to name controllers.
+func kindName(kind target.Kind) string {
+	return map[string]string{"DynamicIngress": "dynamicingress", "DynamicHTTPRoute": "dynamichttproute"}[kind.SwitchKind()]
+}
+
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses;dynamichttproutes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/status;dynamichttproutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/finalizers;dynamichttproutes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile reads the switch and its state, syncs the target and writes
+// the status when it changed.
+func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	kind := r.Kind.SwitchKind()
+	sw := r.Kind.NewSwitch()
+	if err := r.Get(ctx, req.NamespacedName, sw); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.writes.forget(sw, req.NamespacedName)
+			metrics.ForgetTarget(kind, req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.writes.cacheHolds(sw) {
+		// Deciding from a status this manager already replaced would
+		// write it and announce the switch a second time.
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
+	if !sw.GetDeletionTimestamp().IsZero() {
+		// The garbage collector removes the target through its ownerReference.
+		metrics.ForgetTarget(kind, sw.GetNamespace(), sw.GetName())
+		return ctrl.Result{}, nil
+	}
+
+	state, err := r.getState(ctx, sw)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	active := activeCondition(sw, state)
+	isActive := active.Status == metav1.ConditionTrue
+	result, syncErr := r.syncTarget(ctx, sw, isActive)
+	if errors.Is(syncErr, errCacheLag) {
+		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	}
+	if apierrors.IsConflict(syncErr) {
+		// The target changed since the cache showed it (a precondition
+		// failed): look again soon rather than report a failure.
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
+	ready := readyCondition(sw, state != nil, active, result)
+	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State, isActive)
+
+	switched, err := r.writeStatus(ctx, sw, active, ready)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if switched && syncErr == nil {
+		latency, known := switchLatency(state, active, r.Clock.Now())
+		metrics.RecordSwitch(kind, sw.GetNamespace(), sw.GetName(), isActive, latency, known)
+	}
+	if syncErr != nil {
+		return ctrl.Result{}, syncErr
+	}
+	if result.reason == v1beta1.ReasonTargetConflict {
+		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// getState returns the DynamicIngressState named in spec.state, nil when it
+// does not exist.
+func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1beta1.DynamicIngressState, error) {
+	state := &v1beta1.DynamicIngressState{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: sw.SwitchSpec().State}, state)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return state, nil
+}
+
+// syncTarget makes the target what the template of the mode says (absent
+// when that mode has none), unless an object the switch does not control
+// is there.
+func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, active bool) (targetResult, error) {
+	log := ctrl.LoggerFrom(ctx)
+	targetKind := r.Kind.TargetGVK().Kind
+	key := target.Key(sw)
+	if key.Namespace != sw.GetNamespace() {
+		// The webhook refuses this; without it, writing into another
+		// namespace would reach past what the user may change, and an
+		// ownerReference across namespaces makes the collector delete the
+		// target.
+		return targetResult{reason: v1beta1.ReasonApplyFailed,
+			message: fmt.Sprintf("spec.target.namespace %q is not the %s's own namespace %q; nothing was written", key.Namespace, r.Kind.SwitchKind(), sw.GetNamespace())}, nil
+	}
+	if other, err := r.firstClaimant(ctx, sw); err != nil || other != "" {
+		if err != nil {
+			return applyFailed(fmt.Errorf("listing the %ss of %s %s: %w", r.Kind.SwitchKind(), targetKind, key, err))
+		}
+		return targetResult{reason: v1beta1.ReasonTargetConflict,
+			message: fmt.Sprintf("%s %q already targets %s %s; this one leaves it alone", r.Kind.SwitchKind(), other, targetKind, key)}, nil
+	}
+	existing, err := r.getTarget(ctx, key)
+	if err != nil {
+		if errors.Is(err, errCacheLag) {
+			return targetResult{}, err
+		}
+		return applyFailed(fmt.Errorf("reading %s %s: %w", targetKind, key, err))
+	}
+	if existing != nil && !metav1.IsControlledBy(existing, sw) {
+		return targetResult{reason: v1beta1.ReasonTargetConflict,
+			message: fmt.Sprintf("%s %s exists and is not controlled by this %s; it is left untouched", targetKind, key, r.Kind.SwitchKind())}, nil
+	}
+
+	mode := modeName(active)
+	desired, err := target.Render(r.Kind, sw, active)
+	if err != nil {
+		return applyFailed(err)
+	}
+	if desired == nil {
+		if existing == nil || !existing.GetDeletionTimestamp().IsZero() {
+			return synced("No %s in %s mode", targetKind, mode)
+		}
+		uid, rv := existing.GetUID(), existing.GetResourceVersion()
+		err := r.Delete(ctx, existing, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return applyFailed(fmt.Errorf("deleting %s %s: %w", targetKind, key, err))
+		}
+		r.writes.deleted(existing)
+		log.Info("Deleted "+targetKind, "target", key, "mode", mode)
+		return synced("No %s in %s mode", targetKind, mode)
+	}
+
+	if existing == nil {
+		return r.createTarget(ctx, key, desired, mode)
+	}
+	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
+		return applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err))
+	}
+	upToDate, err := target.UpToDate(r.Kind, existing, desired)
+	if err != nil {
+		return applyFailed(err)
+	}
+	if upToDate {
+		return synced("%s %s follows the %s template", targetKind, key, mode)
+	}
+	// The UID is a precondition: the apply fails rather than touch a
+	// target that replaced ours since it was read.
+	desired.SetUID(existing.GetUID())
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
+		return applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err))
+	}
+	r.wroteTarget(desired)
+	log.Info("Updated "+targetKind, "target", key, "mode", mode)
+	return synced("%s %s follows the %s template", targetKind, key, mode)
+}
+
+// createTarget creates the target with a plain create, which fails when an
+// object of that name appeared since it was read, where an apply would
+// take that object over. The created fields then move to the apply field
+// owner, so that later applies can remove them.
+func (r *SwitchReconciler) createTarget(ctx context.Context, key types.NamespacedName, desired *unstructured.Unstructured, mode string) (targetResult, error) {
+	targetKind := r.Kind.TargetGVK().Kind
+	if err := r.Create(ctx, desired, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return targetResult{reason: v1beta1.ReasonTargetConflict,
+				message: fmt.Sprintf("%s %s was created by someone else; it is left untouched", targetKind, key)}, nil
+		}
+		return applyFailed(fmt.Errorf("creating %s %s: %w", targetKind, key, err))
+	}
+	r.wroteTarget(desired)
+	ctrl.LoggerFrom(ctx).Info("Created "+targetKind, "target", key, "mode", mode)
+	if _, err := r.ownCreatedFields(ctx, desired); err != nil {
+		return applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err))
+	}
+	return synced("%s %s follows the %s template", targetKind, key, mode)
+}
+
+// ownCreatedFields moves the fields that our create set (an Update entry
+// of our field owner) to our apply entry, guarded by resourceVersion. It
+// returns the target as it is afterwards.
+func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Object) (client.Object, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, sets.New(v1beta1.FieldOwner), v1beta1.FieldOwner)
+	if err != nil || patch == nil {
+		return obj, err
+	}
+	obj = obj.DeepCopyObject().(client.Object)
+	if err := r.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return nil, err
+	}
+	r.wroteTarget(obj)
+	return obj, nil
+}
+
+// wroteTarget records a write to the target, under the typed kind the
+// cache holds it as.
+func (r *SwitchReconciler) wroteTarget(obj client.Object) {
+	shell := r.Kind.NewTarget()
+	shell.SetNamespace(obj.GetNamespace())
+	shell.SetName(obj.GetName())
+	shell.SetResourceVersion(obj.GetResourceVersion())
+	r.writes.wrote(shell)
+}
+
+func synced(format string, args ...any) (targetResult, error) {
+	return targetResult{reason: v1beta1.ReasonSynced, message: fmt.Sprintf(format, args...)}, nil
+}
+
+func applyFailed(err error) (targetResult, error) {
+	return targetResult{reason: v1beta1.ReasonApplyFailed, message: err.Error()}, err
+}
+
+// errCacheLag says the cache does not hold the manager's own last write to
+// an object yet: the reconcile is to be retried shortly.
+var errCacheLag = errors.New("the cache does not hold the last write yet")
+
+// getTarget reads the target from the cache and, when the cache has no
+// such managed object, from the API server. It returns nil when there is
+// none, and errCacheLag when the cache shows an object older than this
+// manager's last write to it.
+func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
+	obj := r.Kind.NewTarget()
+	err := r.Get(ctx, key, obj)
+	if err == nil && !r.writes.cacheHolds(obj) {
+		return nil, errCacheLag
+	}
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		r.writes.forget(obj, key)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// firstClaimant names another switch of this kind in the namespace that
+// names the same target and was there first (the admission webhook
+// refuses a second one; this holds when two were created at the same
+// moment, or without the webhook). "" when there is none.
+func (r *SwitchReconciler) firstClaimant(ctx context.Context, sw target.Switch) (string, error) {
+	list := r.Kind.NewSwitchList()
+	if err := r.List(ctx, list, client.InNamespace(sw.GetNamespace()),
+		client.MatchingFields{index.Target: sw.SwitchSpec().Target.Name}); err != nil {
+		return "", err
+	}
+	return firstClaimant(r.Kind.SwitchItems(list), sw), nil
+}
+
+// writeStatus sets both conditions, writes the status only when it changed,
+// and records events for the transitions. It reports whether the status
+// it wrote is a switch between active and passive.
+func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, active, ready metav1.Condition) (bool, error) {
+	before := sw.DeepCopyObject().(target.Switch)
+	prevActive := meta.FindStatusCondition(before.SwitchStatus().Conditions, v1beta1.ConditionActive)
+	prevReady := meta.FindStatusCondition(before.SwitchStatus().Conditions, v1beta1.ConditionReady)
+
+	status := sw.SwitchStatus()
+	meta.SetStatusCondition(&status.Conditions, active)
+	meta.SetStatusCondition(&status.Conditions, ready)
+	status.ObservedGeneration = sw.GetGeneration()
+	if equality.Semantic.DeepEqual(before.SwitchStatus(), status) {
+		return false, nil
+	}
+	if err := r.Status().Patch(ctx, sw, client.MergeFrom(before)); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	r.writes.wrote(sw)
+
+	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
+		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	return prevActive != nil && prevActive.Status != active.Status, nil
+}
+
+// SetupWithManager registers the engine for its kind. Call index.Setup
+// first.
+func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(r.Kind.NewTarget()).
+		Watches(&v1beta1.DynamicIngressState{},
+			handler.EnqueueRequestsFromMapFunc(r.stateToSwitches),
+			builder.WithPredicates(responseChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
+		Named(kindName(r.Kind)).
+		Complete(r)
+}
+
+// stateToSwitches lists the switches of this kind that a state drives.
+func (r *SwitchReconciler) stateToSwitches(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := r.Kind.NewSwitchList()
+	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{index.State: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a state", "kind", r.Kind.SwitchKind(), "state", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	items := r.Kind.SwitchItems(list)
+	reqs := make([]reconcile.Request, 0, len(items))
+	for _, sw := range items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sw)})
+	}
+	return reqs
+}
+
+// responseChanged passes state creations and deletions, and updates that
+// change the response switches compare with; a state's condition changing
+// alone does not concern them.
+func responseChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*v1beta1.DynamicIngressState)
+			after, ok2 := e.ObjectNew.(*v1beta1.DynamicIngressState)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return before.Status.StatusCode != after.Status.StatusCode || before.Status.Body != after.Status.Body
+		},
+	}
+}

@@ -1,0 +1,197 @@
+package v1beta1
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=mdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=vdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+
+// SwitchDefaulter defaults DynamicIngresses and DynamicHTTPRoutes:
+// spec.target.namespace from metadata.namespace.
+type SwitchDefaulter[T target.Switch] struct{}
+
+var (
+	_ admission.Defaulter[*v1beta1.DynamicIngress]   = SwitchDefaulter[*v1beta1.DynamicIngress]{}
+	_ admission.Defaulter[*v1beta1.DynamicHTTPRoute] = SwitchDefaulter[*v1beta1.DynamicHTTPRoute]{}
+)
+
+// Default implements admission.Defaulter.
+func (SwitchDefaulter[T]) Default(_ context.Context, sw T) error {
+	switch o := any(sw).(type) {
+	case *v1beta1.DynamicIngress:
+		DefaultDynamicIngress(o)
+	case *v1beta1.DynamicHTTPRoute:
+		DefaultDynamicHTTPRoute(o)
+	}
+	return nil
+}
+
+// SwitchValidator validates DynamicIngresses and DynamicHTTPRoutes: the
+// static rules, the target not existing yet and no other switch naming it
+// (on create), and each template being an object the API server accepts.
+type SwitchValidator[T target.Switch] struct {
+	Kind target.Kind
+	// Reader reads targets live, past any cache, so that one created a
+	// moment ago is seen.
+	Reader client.Reader
+	// Writer sends the dry-run writes that check the templates.
+	Writer client.Writer
+	// Cache lists switches by the index.Target field index, to find another
+	// one naming the same target.
+	Cache client.Reader
+	// Validate is the kind's static validation (old is nil on create).
+	Validate func(old, sw T) field.ErrorList
+}
+
+var (
+	_ admission.Validator[*v1beta1.DynamicIngress]   = SwitchValidator[*v1beta1.DynamicIngress]{}
+	_ admission.Validator[*v1beta1.DynamicHTTPRoute] = SwitchValidator[*v1beta1.DynamicHTTPRoute]{}
+)
+
+// ValidateCreate implements admission.Validator.
+func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission.Warnings, error) {
+	var zero T
+	errs := v.Validate(zero, sw)
+	if len(errs) == 0 {
+		errs = append(errs, v.validateNewTarget(ctx, sw)...)
+	}
+	return nil, invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+}
+
+// validateNewTarget refuses a target that exists or that another switch
+// names, and otherwise dry-runs the templates.
+func (v SwitchValidator[T]) validateNewTarget(ctx context.Context, sw T) field.ErrorList {
+	key := target.Key(sw)
+	existing, err := v.target(ctx, sw)
+	if meta.IsNoMatchError(err) {
+		return field.ErrorList{noTargetAPI(v.Kind, key.String())}
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "target"), err)}
+	}
+	other, err := v.otherTargeting(ctx, sw)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "target"), err)}
+	case other != "":
+		return field.ErrorList{targetTaken(v.Kind, key.Namespace, key.Name, other)}
+	case existing != nil:
+		return field.ErrorList{targetExists(v.Kind, existing.GetNamespace(), existing.GetName())}
+	}
+	return v.validateTemplates(ctx, sw, nil)
+}
+
+// ValidateUpdate implements admission.Validator. An update that leaves the
+// spec alone (labels, finalizers, the garbage collector at work) or comes
+// while the object is being deleted is let through: checking templates then
+// could only block a deletion or a relabelling, for instance when the
+// namespace is terminating and refuses even a dry-run write. (The webhook
+// configurations' matchConditions keep such updates away already; this
+// holds where they are not installed.)
+func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admission.Warnings, error) {
+	if !sw.GetDeletionTimestamp().IsZero() || equality.Semantic.DeepEqual(specOf(old), specOf(sw)) {
+		return nil, nil
+	}
+	errs := v.Validate(old, sw)
+	if len(errs) == 0 {
+		existing, err := v.target(ctx, sw)
+		switch {
+		case meta.IsNoMatchError(err):
+			errs = append(errs, noTargetAPI(v.Kind, target.Key(sw).String()))
+		case err != nil:
+			errs = append(errs, field.InternalError(field.NewPath("spec", "target"), err))
+		default:
+			errs = append(errs, v.validateTemplates(ctx, sw, existing)...)
+		}
+	}
+	return nil, invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+}
+
+// ValidateDelete implements admission.Validator.
+func (SwitchValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// specOf is the spec of a switch, to compare two versions of it.
+func specOf(sw target.Switch) any {
+	switch o := sw.(type) {
+	case *v1beta1.DynamicIngress:
+		return o.Spec
+	case *v1beta1.DynamicHTTPRoute:
+		return o.Spec
+	}
+	return nil
+}
+
+// otherTargeting names another switch of the namespace with the same
+// target, "" when there is none.
+func (v SwitchValidator[T]) otherTargeting(ctx context.Context, sw T) (string, error) {
+	list := v.Kind.NewSwitchList()
+	if err := v.Cache.List(ctx, list, client.InNamespace(sw.GetNamespace()),
+		client.MatchingFields{index.Target: sw.SwitchSpec().Target.Name}); err != nil {
+		return "", fmt.Errorf("listing %ss: %w", v.Kind.SwitchKind(), err)
+	}
+	return otherTargeting(v.Kind.SwitchItems(list), sw), nil
+}
+
+// target reads the target live; nil when it does not exist.
+func (v SwitchValidator[T]) target(ctx context.Context, sw T) (client.Object, error) {
+	obj := v.Kind.NewTarget()
+	err := v.Reader.Get(ctx, target.Key(sw), obj)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading the target %s: %w", v.Kind.TargetGVK().Kind, err)
+	}
+	return obj, nil
+}
+
+// validateTemplates sends each template to the API server as a dry run of
+// the object the operator would write (see dryRunRequest).
+func (v SwitchValidator[T]) validateTemplates(ctx context.Context, sw T, existing client.Object) field.ErrorList {
+	var errs field.ErrorList
+	for _, active := range []bool{false, true} {
+		rendered, err := target.Render(v.Kind, sw, active)
+		if rendered == nil && err == nil {
+			continue
+		}
+		path := field.NewPath(v.Kind.TemplateField(active)).Child("template")
+		if err == nil {
+			err = v.dryRun(ctx, sw, rendered, existing)
+		}
+		errs = append(errs, templateErrors(v.Kind, path, field.NewPath("spec", "target", "name"), err)...)
+	}
+	return errs
+}
+
+func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstructured.Unstructured, existing client.Object) error {
+	obj, update, err := dryRunRequest(sw, rendered, existing)
+	if err != nil {
+		return err
+	}
+	if update {
+		return v.Writer.Update(ctx, obj, client.DryRunAll)
+	}
+	return v.Writer.Create(ctx, obj, client.DryRunAll)
+}
