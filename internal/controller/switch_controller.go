@@ -19,11 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -43,6 +46,11 @@ const ConflictRecheckInterval = time.Minute
 // conflictRetryDelay is how soon a switch is synced again when its target
 // changed between the read and the write.
 const conflictRetryDelay = 200 * time.Millisecond
+
+// statusWriteDelay is how soon a switch whose target was just written is
+// reconciled again to write its status; its low priority puts it behind
+// the target writes of the same flip anyway.
+const statusWriteDelay = time.Millisecond
 
 // SwitchReconciler is the switching engine: it makes each switch's target
 // match the template its state selects. Kind adapts it to one kind of
@@ -119,7 +127,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	active := activeCondition(sw, state)
 	isActive := active.Status == metav1.ConditionTrue
-	result, syncErr := r.syncTarget(ctx, sw, isActive)
+	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
 	if errors.Is(syncErr, errCacheLag) {
 		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
 	}
@@ -131,13 +139,26 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	ready := readyCondition(sw, state != nil, active, result)
 	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State, isActive)
 
+	if wrote && syncErr == nil {
+		// A flip fans out to every switch of the state: the targets are
+		// what traffic sees, so each reconcile writes its target only, and
+		// the status (and the event) is written by a later reconcile that
+		// waits behind the targets of the others (docs/benchmarks.md).
+		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status != active.Status {
+			if latency, known := switchLatency(state, active, r.Clock.Now()); known {
+				metrics.ObserveSwitchLatency(kind, latency)
+			}
+		}
+		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
+	}
+
 	switched, err := r.writeStatus(ctx, sw, active, ready)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if switched && syncErr == nil {
-		latency, known := switchLatency(state, active, r.Clock.Now())
-		metrics.RecordSwitch(kind, sw.GetNamespace(), sw.GetName(), isActive, latency, known)
+	if switched {
+		// The latency was observed when the target was written.
+		metrics.RecordSwitch(kind, sw.GetNamespace(), sw.GetName(), isActive, 0, false)
 	}
 	if syncErr != nil {
 		return ctrl.Result{}, syncErr
@@ -164,8 +185,8 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 
 // syncTarget makes the target what the template of the mode says (absent
 // when that mode has none), unless an object the switch does not control
-// is there.
-func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, active bool) (targetResult, error) {
+// is there. It reports whether it wrote the target.
+func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, active bool) (targetResult, bool, error) {
 	log := ctrl.LoggerFrom(ctx)
 	targetKind := r.Kind.TargetGVK().Kind
 	key := target.Key(sw)
@@ -175,68 +196,74 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		// ownerReference across namespaces makes the collector delete the
 		// target.
 		return targetResult{reason: v1beta1.ReasonApplyFailed,
-			message: fmt.Sprintf("spec.target.namespace %q is not the %s's own namespace %q; nothing was written", key.Namespace, r.Kind.SwitchKind(), sw.GetNamespace())}, nil
+			message: fmt.Sprintf("spec.target.namespace %q is not the %s's own namespace %q; nothing was written", key.Namespace, r.Kind.SwitchKind(), sw.GetNamespace())}, false, nil
 	}
 	if other, err := r.firstClaimant(ctx, sw); err != nil || other != "" {
 		if err != nil {
-			return applyFailed(fmt.Errorf("listing the %ss of %s %s: %w", r.Kind.SwitchKind(), targetKind, key, err))
+			return unwritten(applyFailed(fmt.Errorf("listing the %ss of %s %s: %w", r.Kind.SwitchKind(), targetKind, key, err)))
 		}
 		return targetResult{reason: v1beta1.ReasonTargetConflict,
-			message: fmt.Sprintf("%s %q already targets %s %s; this one leaves it alone", r.Kind.SwitchKind(), other, targetKind, key)}, nil
+			message: fmt.Sprintf("%s %q already targets %s %s; this one leaves it alone", r.Kind.SwitchKind(), other, targetKind, key)}, false, nil
 	}
 	existing, err := r.getTarget(ctx, key)
 	if err != nil {
 		if errors.Is(err, errCacheLag) {
-			return targetResult{}, err
+			return targetResult{}, false, err
 		}
-		return applyFailed(fmt.Errorf("reading %s %s: %w", targetKind, key, err))
+		return unwritten(applyFailed(fmt.Errorf("reading %s %s: %w", targetKind, key, err)))
 	}
 	if existing != nil && !metav1.IsControlledBy(existing, sw) {
 		return targetResult{reason: v1beta1.ReasonTargetConflict,
-			message: fmt.Sprintf("%s %s exists and is not controlled by this %s; it is left untouched", targetKind, key, r.Kind.SwitchKind())}, nil
+			message: fmt.Sprintf("%s %s exists and is not controlled by this %s; it is left untouched", targetKind, key, r.Kind.SwitchKind())}, false, nil
 	}
 
 	mode := modeName(active)
 	desired, err := target.Render(r.Kind, sw, active)
 	if err != nil {
-		return applyFailed(err)
+		return unwritten(applyFailed(err))
 	}
 	if desired == nil {
 		if existing == nil || !existing.GetDeletionTimestamp().IsZero() {
-			return synced("No %s in %s mode", targetKind, mode)
+			return unwritten(synced("No %s in %s mode", targetKind, mode))
 		}
 		uid, rv := existing.GetUID(), existing.GetResourceVersion()
 		err := r.Delete(ctx, existing, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return applyFailed(fmt.Errorf("deleting %s %s: %w", targetKind, key, err))
+			return unwritten(applyFailed(fmt.Errorf("deleting %s %s: %w", targetKind, key, err)))
 		}
 		r.writes.deleted(existing)
 		log.Info("Deleted "+targetKind, "target", key, "mode", mode)
-		return synced("No %s in %s mode", targetKind, mode)
+		return written(synced("No %s in %s mode", targetKind, mode))
 	}
 
 	if existing == nil {
-		return r.createTarget(ctx, key, desired, mode)
+		result, err := r.createTarget(ctx, key, desired, mode)
+		return result, err == nil && result.reason == v1beta1.ReasonSynced, err
 	}
 	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
-		return applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err))
+		return unwritten(applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err)))
 	}
 	upToDate, err := target.UpToDate(r.Kind, existing, desired)
 	if err != nil {
-		return applyFailed(err)
+		return unwritten(applyFailed(err))
 	}
 	if upToDate {
-		return synced("%s %s follows the %s template", targetKind, key, mode)
+		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
 	// The UID is a precondition: the apply fails rather than touch a
 	// target that replaced ours since it was read.
 	desired.SetUID(existing.GetUID())
 	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
-		return applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err))
+		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
+	}
+	if desired.GetResourceVersion() == existing.GetResourceVersion() {
+		// The server found nothing to change (a default it fills in that
+		// the kind's adapter did not know): nothing was written.
+		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
 	r.wroteTarget(desired)
 	log.Info("Updated "+targetKind, "target", key, "mode", mode)
-	return synced("%s %s follows the %s template", targetKind, key, mode)
+	return written(synced("%s %s follows the %s template", targetKind, key, mode))
 }
 
 // createTarget creates the target with a plain create, which fails when an
@@ -264,6 +291,10 @@ func (r *SwitchReconciler) createTarget(ctx context.Context, key types.Namespace
 // of our field owner) to our apply entry, guarded by resourceVersion. It
 // returns the target as it is afterwards.
 func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Object) (client.Object, error) {
+	if !hasUpdateEntry(obj, v1beta1.FieldOwner) {
+		// The common case, decided without decoding managedFields.
+		return obj, nil
+	}
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, sets.New(v1beta1.FieldOwner), v1beta1.FieldOwner)
 	if err != nil || patch == nil {
 		return obj, err
@@ -276,6 +307,17 @@ func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Obje
 	return obj, nil
 }
 
+// hasUpdateEntry reports whether manager owns fields of obj through an
+// Update (a create or an update, not an apply).
+func hasUpdateEntry(obj client.Object, manager string) bool {
+	for _, entry := range obj.GetManagedFields() {
+		if entry.Manager == manager && entry.Operation == metav1.ManagedFieldsOperationUpdate {
+			return true
+		}
+	}
+	return false
+}
+
 // wroteTarget records a write to the target, under the typed kind the
 // cache holds it as.
 func (r *SwitchReconciler) wroteTarget(obj client.Object) {
@@ -285,6 +327,11 @@ func (r *SwitchReconciler) wroteTarget(obj client.Object) {
 	shell.SetResourceVersion(obj.GetResourceVersion())
 	r.writes.wrote(shell)
 }
+
+// written and unwritten add to a result whether the target was written.
+func written(result targetResult, err error) (targetResult, bool, error) { return result, true, err }
+
+func unwritten(result targetResult, err error) (targetResult, bool, error) { return result, false, err }
 
 func synced(format string, args ...any) (targetResult, error) {
 	return targetResult{reason: v1beta1.ReasonSynced, message: fmt.Sprintf(format, args...)}, nil
@@ -365,13 +412,52 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, ac
 func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(r.Kind.NewTarget()).
+		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+			r.Kind.NewSwitch(), handler.OnlyControllerOwner()))).
 		Watches(&v1beta1.DynamicIngressState{},
 			handler.EnqueueRequestsFromMapFunc(r.stateToSwitches),
 			builder.WithPredicates(responseChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
 		Named(kindName(r.Kind)).
 		Complete(r)
+}
+
+// targetChanged enqueues the switch controlling a target that changed at
+// low priority: during a flip, the reconciles that write targets go first,
+// and those that these events cause (the status of a switch whose target
+// was just written) wait behind them.
+func targetChanged(h handler.EventHandler) handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Create(ctx, e, lowPriority(q))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(ctx, e, lowPriority(q))
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Delete(ctx, e, lowPriority(q))
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Generic(ctx, e, lowPriority(q))
+		},
+	}
+}
+
+// lowPriority makes q add at handler.LowPriority, when it is a priority
+// queue.
+func lowPriority(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		return lowPriorityQueue{pq}
+	}
+	return q
+}
+
+type lowPriorityQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+}
+
+func (q lowPriorityQueue) Add(item reconcile.Request) {
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, item)
 }
 
 // stateToSwitches lists the switches of this kind that a state drives.

@@ -125,6 +125,15 @@ func Render(kind Kind, sw Switch, active bool) (*unstructured.Unstructured, erro
 // another actor took over, makes it false. desired is compared as the API
 // server would keep it, with the kind's defaults filled in.
 func UpToDate(kind Kind, existing client.Object, desired *unstructured.Unstructured) (bool, error) {
+	want := desired.DeepCopy().Object
+	kind.Default(want)
+	// The common case of a flip first, cheaply: the new template's spec is
+	// not in the live object at all. Only when it is do the fields our
+	// field owner owns decide (decoding managedFields costs more than the
+	// rest of a reconcile).
+	if contained, err := specContained(want, existing); err != nil || !contained {
+		return false, err
+	}
 	owned, err := kind.OwnedFields(existing, v1beta1.FieldOwner)
 	if err != nil {
 		return false, fmt.Errorf("reading the fields %s owns on %s %s/%s: %w", v1beta1.FieldOwner, kind.TargetGVK().Kind,
@@ -134,13 +143,58 @@ func UpToDate(kind Kind, existing client.Object, desired *unstructured.Unstructu
 	if err != nil {
 		return false, err
 	}
-	want := desired.DeepCopy().Object
-	kind.Default(want)
 	b, err := content(want)
 	if err != nil {
 		return false, err
 	}
 	return reflect.DeepEqual(a, b), nil
+}
+
+// specContained reports whether every field of the desired spec is in the
+// live object's spec with the same value (lists element by element, of
+// the same length). The live spec may hold more: fields others set.
+func specContained(desired map[string]any, live client.Object) (bool, error) {
+	liveContent, err := content(live)
+	if err != nil {
+		return false, err
+	}
+	want, err := content(desired["spec"])
+	if err != nil {
+		return false, err
+	}
+	have, _ := liveContent.(map[string]any)
+	return contains(have["spec"], want), nil
+}
+
+// contains reports whether want is part of have.
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if !contains(h[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(have, want)
 }
 
 // content is the JSON form of v without nulls, empty objects and empty

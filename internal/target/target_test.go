@@ -206,3 +206,25 @@ func TestContent(t *testing.T) {
 		}
 	}
 }
+
+func TestContains(t *testing.T) {
+	tests := []struct {
+		have, want string
+		contained  bool
+	}{
+		{`{"a":1,"b":2}`, `{"a":1}`, true},
+		{`{"a":1}`, `{"a":1,"b":2}`, false},
+		{`{"a":{"x":1,"y":2}}`, `{"a":{"x":1}}`, true},
+		{`{"a":{"x":1}}`, `{"a":{"x":2}}`, false},
+		{`{"l":[{"x":1,"d":5},{"x":2}]}`, `{"l":[{"x":1},{"x":2}]}`, true},
+		{`{"l":[{"x":1},{"x":2},{"x":3}]}`, `{"l":[{"x":1},{"x":2}]}`, false},
+		{`{"l":[{"x":1}]}`, `{"l":[{"x":2}]}`, false},
+		{`{"a":"s"}`, `{"a":{"x":1}}`, false},
+		{`{}`, `null`, true},
+	}
+	for _, tt := range tests {
+		if got := contains(asJSON(t, tt.have), asJSON(t, tt.want)); got != tt.contained {
+			t.Errorf("contains(%s, %s) = %v, want %v", tt.have, tt.want, got, tt.contained)
+		}
+	}
+}
