@@ -120,6 +120,23 @@ install: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Install the CRDs into the clu
 uninstall: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Remove the CRDs from the cluster of the current kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
+# The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
+# the Go module proxy into bin/, at the version of the Helm SDK that go.mod
+# requires for test/chart (a test checks that the two agree).
+HELM_VERSION ?= v4.2.4
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+CHART_DIR ?= charts/dynamic-ingress-operator
+
+.PHONY: helm-package
+helm-package: $(HELM) ## Lint the Helm chart and package it into dist/ (CHART_VERSION= and APP_VERSION= override Chart.yaml's).
+	@mkdir -p dist
+	$(HELM) lint --strict $(CHART_DIR)
+	$(HELM) package $(CHART_DIR) --destination dist $(if $(CHART_VERSION),--version $(CHART_VERSION)) $(if $(APP_VERSION),--app-version $(APP_VERSION))
+
+$(HELM):
+	GOBIN=$(LOCALBIN)/.gobin go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(LOCALBIN)/.gobin/helm $@
+
 ##@ Tools
 
 KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
