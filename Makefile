@@ -78,6 +78,18 @@ test: verify-generated vet envtest-assets build ## Run every test: unit, envtest
 demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
 	$(LOCALBIN)/demo --manager $(LOCALBIN)/manager $(DEMO_ARGS)
 
+# BENCH_MANAGER=path measures a manager binary built elsewhere (another
+# revision) instead of building ./cmd; the report names it.
+.PHONY: bench
+bench: envtest-assets ## Measure the flip, steady state, webhooks, probes and memory beside their baselines (about 20 minutes); rewrites the generated section of docs/benchmarks.md.
+	BENCH=full BENCH_COMMAND='make bench$(if $(BENCH_MANAGER), BENCH_MANAGER=$(BENCH_MANAGER))' \
+	  go test -count=1 -v -timeout 60m -run '^TestBenchFull$$' ./test/bench/
+
+.PHONY: bench-small
+bench-small: envtest-assets ## Every measure of make bench at small sizes (N=50) in about a minute; prints the table, leaves the docs alone.
+	BENCH=small BENCH_COMMAND='make bench-small' \
+	  go test -count=1 -v -timeout 10m -run '^TestBenchSmall$$' ./test/bench/
+
 ##@ Build
 
 .PHONY: build

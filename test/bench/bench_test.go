@@ -1,0 +1,340 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+)
+
+// config is the size of every measure of one run.
+type config struct {
+	name         string
+	flipNs       []int
+	flipReps     int // flips each way of the operator and of the floor
+	floorWorkers []int
+	// kubectl flips alternate to active and back (6 = 3 each way).
+	kubectlSSAFlips, kubectlCSAFlips func(n int) int
+	breakdownN, breakdownReps        int
+	breakdownVariants                []breakdownVariant
+	steadyStates                     int
+	steadyWindow                     time.Duration
+	webhookN                         int
+	probeStates                      int
+	probeWindow, idleWindow          time.Duration
+	unrelated                        int
+	// quiet: no write for this long ends a flip's request count; settle:
+	// the pause before an idle or memory reading.
+	quiet, settle time.Duration
+	// gcWait: how long the memory measure waits for a garbage collection
+	// after the sync (0: not at all).
+	gcWait time.Duration
+	// writeDocs rewrites the generated section of docs/benchmarks.md.
+	writeDocs bool
+	command   string
+}
+
+var smallConfig = config{
+	name:            "small",
+	flipNs:          []int{50},
+	flipReps:        3,
+	floorWorkers:    []int{8, 32, 64},
+	kubectlSSAFlips: func(int) int { return 2 },
+	kubectlCSAFlips: func(int) int { return 1 },
+	// No breakdown: it restarts the manager and repeats flips; make bench
+	// runs it at N=500.
+	breakdownN:   0,
+	steadyStates: 20,
+	steadyWindow: 2 * time.Second,
+	webhookN:     50,
+	probeStates:  100,
+	probeWindow:  2 * time.Second,
+	idleWindow:   time.Second,
+	unrelated:    1000,
+	quiet:        300 * time.Millisecond,
+	settle:       time.Second,
+	command:      "make bench-small",
+}
+
+var fullConfig = config{
+	name:            "full",
+	flipNs:          []int{50, 500, 2000},
+	flipReps:        3,
+	floorWorkers:    []int{8, 32, 64},
+	kubectlSSAFlips: func(int) int { return 6 },
+	// Client-side apply reads and patches each object in turn: at 2000
+	// one flip takes about a minute, so one flip each way there.
+	kubectlCSAFlips: func(n int) int {
+		if n >= 2000 {
+			return 2
+		}
+		return 6
+	},
+	breakdownN:        500,
+	breakdownReps:     2,
+	breakdownVariants: breakdownVariants,
+	steadyStates:      100,
+	steadyWindow:      60 * time.Second,
+	webhookN:          200,
+	probeStates:       1000,
+	probeWindow:       30 * time.Second,
+	idleWindow:        10 * time.Second,
+	unrelated:         10000,
+	quiet:             time.Second,
+	settle:            3 * time.Second,
+	gcWait:            150 * time.Second,
+	writeDocs:         true,
+	command:           "make bench",
+}
+
+// TestBenchSmall runs every measure at small sizes (N=50) in about a
+// minute: `make bench-small`, or BENCH=small go test ./test/bench/ -run
+// TestBenchSmall -v. It prints the table and leaves docs/benchmarks.md alone.
+func TestBenchSmall(t *testing.T) {
+	if os.Getenv("BENCH") == "" {
+		t.Skip("set BENCH=small (make bench-small) to run the small benchmark")
+	}
+	runBench(t, smallConfig)
+}
+
+// TestBenchFull runs the full set (`make bench`, about 20 minutes) and
+// rewrites the generated section of docs/benchmarks.md.
+func TestBenchFull(t *testing.T) {
+	if os.Getenv("BENCH") != "full" {
+		t.Skip("set BENCH=full (make bench) to run the full benchmark")
+	}
+	runBench(t, fullConfig)
+}
+
+// bench is one run: the harness, its sizes and what it measured.
+type bench struct {
+	h       *harness
+	cfg     config
+	started time.Time
+	report  report
+}
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Printf("[bench %6s] %s\n", round(time.Since(b.started)), fmt.Sprintf(format, args...))
+}
+
+func runBench(t *testing.T, cfg config) {
+	if c := os.Getenv("BENCH_COMMAND"); c != "" {
+		cfg.command = c
+	}
+	if ns := os.Getenv("BENCH_FLIP_N"); ns != "" {
+		// Other flip sizes, for a quick look: BENCH_FLIP_N=500,1000.
+		cfg.flipNs = nil
+		for _, f := range strings.Split(ns, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				t.Fatalf("BENCH_FLIP_N=%q: want sizes like 50,500", ns)
+			}
+			cfg.flipNs = append(cfg.flipNs, n)
+		}
+		cfg.command += " (BENCH_FLIP_N=" + ns + ")"
+		cfg.writeDocs = false
+	}
+	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
+	// memory) runs some measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true}
+	if only := os.Getenv("BENCH_ONLY"); only != "" {
+		for k := range run {
+			run[k] = false
+		}
+		for _, f := range strings.Split(only, ",") {
+			f = strings.TrimSpace(f)
+			if _, ok := run[f]; !ok {
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory", only)
+			}
+			run[f] = true
+		}
+		cfg.command += " (BENCH_ONLY=" + only + ")"
+		cfg.writeDocs = false
+	}
+	controlplane.SetTestLogger()
+	b := &bench{cfg: cfg, started: time.Now()}
+	b.report.cfg = cfg
+	b.report.start = time.Now()
+	b.report.loadBefore = loadAverage()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "dynamic-ingress-bench-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := os.Getenv("BENCH_KEEP") != ""
+	defer func() {
+		if t.Failed() || keep {
+			fmt.Printf("bench work directory (manager logs, kubeconfig): %s\n", dir)
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	bin, how, err := managerBinary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.report.manager = how
+	b.progress("manager: %s; starting the control plane", how)
+	b.h, err = startHarness(ctx, dir)
+	if b.h != nil {
+		defer b.h.stop()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.h.managerBin = bin
+	if b.h.managerFlags, err = flagsOf(bin); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, n := range cfg.flipNs {
+		if !run["flip"] {
+			break
+		}
+		res, err := b.flipSuite(ctx, n)
+		if err != nil {
+			t.Fatalf("flip N=%d: %v", n, err)
+		}
+		b.report.flips = append(b.report.flips, res)
+		checkFlips(t, cfg, res)
+	}
+	if run["steady"] {
+		steady, err := b.steadySuite(ctx)
+		if err != nil {
+			t.Fatalf("steady state: %v", err)
+		}
+		b.report.steady = steady
+		for _, s := range steady {
+			if s.probes == 0 {
+				t.Errorf("steady state (%s): no probe reached the endpoints in %s", s.name, s.window)
+			}
+		}
+	}
+	if run["probes"] {
+		if b.report.probeScale, err = b.probeScale(ctx); err != nil {
+			t.Fatalf("probe scale: %v", err)
+		}
+		if b.report.probeScale.achieved == 0 {
+			t.Errorf("probe scale: no probe reached the endpoints")
+		}
+	}
+	if run["webhook"] {
+		if b.report.webhook, err = b.webhookLatency(ctx); err != nil {
+			t.Fatalf("webhook: %v", err)
+		}
+	}
+	if run["memory"] {
+		if b.report.memory, err = b.memory(ctx); err != nil {
+			t.Fatalf("memory: %v", err)
+		}
+		if m := b.report.memory; m.rss[0] == 0 || m.rss[1] == 0 || m.heap[0] == 0 || m.heap[1] == 0 {
+			t.Errorf("memory: a reading is missing: %+v (is go_memstats_heap_alloc_bytes still served?)", *m)
+		}
+	}
+	b.report.elapsed = time.Since(b.started)
+	b.report.loadAfter = loadAverage()
+
+	text := b.report.markdown()
+	fmt.Println()
+	fmt.Println(text)
+	if err := os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(text), 0o644); err != nil {
+		t.Error(err)
+	}
+	if cfg.writeDocs {
+		path := filepath.Join(controlplane.RepoRoot(), "docs", "benchmarks.md")
+		if err := writeGenerated(path, text); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("wrote the generated section of %s\n", path)
+	}
+	b.progress("done")
+}
+
+// checkFlips asserts what a flip suite must have done, never how fast.
+func checkFlips(t *testing.T, cfg config, res *flipSuiteResult) {
+	t.Helper()
+	for _, active := range []bool{true, false} {
+		if got := len(res.of("operator", &active)); got != cfg.flipReps {
+			t.Errorf("N=%d: %d operator flips %s, want %d", res.n, got, direction(active), cfg.flipReps)
+		}
+		for _, w := range cfg.floorWorkers {
+			if got := len(res.of(fmt.Sprintf("floor-%d", w), &active)); got != cfg.flipReps {
+				t.Errorf("N=%d: %d floor flips with %d workers %s, want %d", res.n, got, w, direction(active), cfg.flipReps)
+			}
+		}
+	}
+	for _, run := range res.runs {
+		if run.who == "operator" && run.reqs.writes("ingresses") < float64(run.n) {
+			t.Errorf("N=%d: the API server counted %g Ingress writes in an operator flip of %d Ingresses: is apiserver_request_total still served?",
+				run.n, run.reqs.writes("ingresses"), run.n)
+		}
+	}
+}
+
+// percentile of sorted or unsorted durations (nearest rank).
+func percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(math.Ceil(q*float64(len(s)))) - 1
+	rank = max(0, min(rank, len(s)-1))
+	return s[rank]
+}
+
+// median is the middle value (the mean of the two middle ones when even).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// round prints a duration with three significant digits.
+func round(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d < 100*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return fmt.Sprintf("%.0fs", d.Seconds())
+	}
+}
+
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return f[0] + " " + f[1] + " " + f[2]
+}

@@ -1,0 +1,466 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// flipRun is one flip of N Ingresses by one writer.
+type flipRun struct {
+	who    string
+	n      int
+	active bool
+	// total is the last arrival: every Ingress shows the new shape.
+	total, first, p50, p99 time.Duration
+	// writerDone: a baseline's writer returned (every request answered).
+	writerDone time.Duration
+	// Operator only: the state's status shows the new code; every
+	// DynamicIngress's status shows the new mode.
+	stateStatus, statusDone time.Duration
+	// reqs are the API requests of the flip, counted by kube-apiserver
+	// from the edit until the writes stopped.
+	reqs requests
+	cpu  cpuSnapshot
+}
+
+func direction(active bool) string {
+	if active {
+		return "to active"
+	}
+	return "to passive"
+}
+
+func stateCodeFor(active bool) string {
+	if active {
+		return "200"
+	}
+	return "503"
+}
+
+// summarize fills the percentiles of a flip from its arrival times.
+func (r *flipRun) summarize(arr []time.Duration) {
+	sort.Slice(arr, func(i, j int) bool { return arr[i] < arr[j] })
+	r.first, r.total = arr[0], arr[len(arr)-1]
+	r.p50, r.p99 = percentile(arr, 0.50), percentile(arr, 0.99)
+}
+
+// flipTimeout bounds one flip generously: a timeout is a failure of the
+// harness or the operator, never a measurement.
+func flipTimeout(n int, perObject time.Duration) time.Duration {
+	return 2*time.Minute + time.Duration(n)*perObject
+}
+
+// setupOperator creates a fixed state answering 503 and n DynamicIngresses
+// (passive), and waits for every Ingress and status.
+func (b *bench) setupOperator(ctx context.Context, ns string, n int) (time.Duration, error) {
+	h := b.h
+	if err := h.ensureNamespace(ctx, ns); err != nil {
+		return 0, err
+	}
+	ingW, err := watchArrivals(ctx, ingressLister{h, ns}, n, ingressShape(false))
+	if err != nil {
+		return 0, err
+	}
+	defer ingW.stop()
+	diW, err := watchArrivals(ctx, dynamicIngresses(h, ns), n, diSettled(false))
+	if err != nil {
+		return 0, err
+	}
+	defer diW.stop()
+	t0 := time.Now()
+	ingW.startAt(t0)
+	diW.startAt(t0)
+	if err := h.c.Create(ctx, fixedState(ns, "flip", "503")); err != nil {
+		return 0, err
+	}
+	if err := parallel(n, 32, func(i int) error {
+		return h.c.Create(ctx, dynamicIngress(ns, objName(i), "flip"))
+	}); err != nil {
+		return 0, fmt.Errorf("creating %d DynamicIngresses: %w", n, err)
+	}
+	timeout := flipTimeout(n, 100*time.Millisecond)
+	if err := ingW.wait(timeout); err != nil {
+		return 0, fmt.Errorf("waiting for the %d Ingresses: %w", n, err)
+	}
+	if err := diW.wait(timeout); err != nil {
+		return 0, fmt.Errorf("waiting for the %d DynamicIngresses to be Ready: %w", n, err)
+	}
+	return time.Since(t0), nil
+}
+
+// operatorFlip patches the state, as `kubectl patch dis flip --type merge`
+// does, and times the Ingresses, the statuses and the requests.
+func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool, m *managerProc) (flipRun, error) {
+	h := b.h
+	run := flipRun{who: "operator", n: n, active: active}
+	ingW, err := watchArrivals(ctx, ingressLister{h, ns}, n, ingressShape(active))
+	if err != nil {
+		return run, err
+	}
+	defer ingW.stop()
+	if ingW.before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	}
+	diW, err := watchArrivals(ctx, dynamicIngresses(h, ns), n, diSettled(active))
+	if err != nil {
+		return run, err
+	}
+	defer diW.stop()
+	stW, err := watchArrivals(ctx, states(h, ns), 1, stateCode(stateCodeFor(active)))
+	if err != nil {
+		return run, err
+	}
+	defer stW.stop()
+	before, err := h.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
+	cpu0 := h.cpu(m)
+
+	t0 := time.Now()
+	ingW.startAt(t0)
+	diW.startAt(t0)
+	stW.startAt(t0)
+	patch := fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, stateCodeFor(active))
+	if err := h.c.Patch(ctx, fixedState(ns, "flip", ""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return run, err
+	}
+	timeout := flipTimeout(n, 100*time.Millisecond)
+	if err := ingW.wait(timeout); err != nil {
+		return run, fmt.Errorf("operator flip %s of %d: %w (%v)", direction(active), n, err, m.check())
+	}
+	if err := diW.wait(timeout); err != nil {
+		return run, fmt.Errorf("operator flip %s of %d, statuses: %w (%v)", direction(active), n, err, m.check())
+	}
+	if err := stW.wait(timeout); err != nil {
+		return run, err
+	}
+	run.cpu = h.cpu(m).sub(cpu0)
+	run.summarize(ingW.durations())
+	run.statusDone = maxDuration(diW.durations())
+	run.stateStatus = maxDuration(stW.durations())
+	after, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second)
+	if err != nil {
+		return run, err
+	}
+	run.reqs = requestCounts(after).sub(requestCounts(before))
+	return run, nil
+}
+
+// waitQuiet returns kube-apiserver's metrics once no write has reached it
+// for quiet (or after max): the requests a change caused are then counted.
+func (b *bench) waitQuiet(ctx context.Context, quiet, max time.Duration) (metrics, error) {
+	deadline := time.Now().Add(max)
+	var last float64 = -1
+	lastChange := time.Now()
+	for {
+		m, err := b.h.apiserverMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w := requestCounts(m).writes("")
+		if w != last {
+			last, lastChange = w, time.Now()
+		} else if time.Since(lastChange) >= quiet {
+			return m, nil
+		}
+		if time.Now().After(deadline) {
+			return m, nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func maxDuration(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+// setupFloor creates n passive Ingresses with the floor's field manager.
+func (b *bench) setupFloor(ctx context.Context, ns string, n int) error {
+	if err := b.h.ensureNamespace(ctx, ns); err != nil {
+		return err
+	}
+	return b.applyAll(ctx, ns, n, false, 64, floorFieldManager)
+}
+
+const floorFieldManager = "bench-floor"
+
+func (b *bench) applyAll(ctx context.Context, ns string, n int, active bool, workers int, fieldManager string) error {
+	ings := b.h.cs.NetworkingV1().Ingresses(ns)
+	return parallel(n, workers, func(i int) error {
+		_, err := ings.Apply(ctx, baselineApply(ns, objName(i), active), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		return err
+	})
+}
+
+// floorFlip applies the n Ingresses in the new shape from a plain client-go
+// client without a rate limit, on workers goroutines.
+func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, workers int) (flipRun, error) {
+	run := flipRun{who: fmt.Sprintf("floor-%d", workers), n: n, active: active}
+	ingW, err := watchArrivals(ctx, ingressLister{b.h, ns}, n, ingressShape(active))
+	if err != nil {
+		return run, err
+	}
+	defer ingW.stop()
+	if ingW.before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	}
+	cpu0 := b.h.cpu(nil)
+	t0 := time.Now()
+	ingW.startAt(t0)
+	if err := b.applyAll(ctx, ns, n, active, workers, floorFieldManager); err != nil {
+		return run, err
+	}
+	run.writerDone = time.Since(t0)
+	if err := ingW.wait(flipTimeout(n, 10*time.Millisecond)); err != nil {
+		return run, fmt.Errorf("floor flip: %w", err)
+	}
+	run.cpu = b.h.cpu(nil).sub(cpu0)
+	run.summarize(ingW.durations())
+	return run, nil
+}
+
+// kubectl modes.
+const (
+	kubectlSSA = "kubectl-ssa"
+	kubectlCSA = "kubectl-csa"
+)
+
+// setupKubectl writes the n manifests of each shape into dir/active and
+// dir/passive, and creates the passive Ingresses as kubectl would have left
+// them (so that the setup does not take kubectl's time): with the field
+// manager "kubectl" for server-side apply, with the last-applied annotation
+// for client-side apply.
+func (b *bench) setupKubectl(ctx context.Context, mode, ns string, n int) (string, error) {
+	h := b.h
+	if err := h.ensureNamespace(ctx, ns); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(h.dir, ns)
+	for _, active := range []bool{false, true} {
+		sub := filepath.Join(dir, shapeDir(active))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return "", err
+		}
+		for i := range n {
+			if err := os.WriteFile(filepath.Join(sub, objName(i)+".yaml"), manifestYAML(ns, objName(i), active), 0o644); err != nil {
+				return "", err
+			}
+		}
+	}
+	if mode == kubectlSSA {
+		if err := b.applyAll(ctx, ns, n, false, 64, "kubectl"); err != nil {
+			return "", err
+		}
+	} else {
+		ings := h.cs.NetworkingV1().Ingresses(ns)
+		if err := parallel(n, 64, func(i int) error {
+			ing := baselineIngress(ns, objName(i), false)
+			ing.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": lastApplied(ns, objName(i), false)}
+			_, err := ings.Create(ctx, ing, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
+			return err
+		}); err != nil {
+			return "", err
+		}
+	}
+	// Warm kubectl's discovery cache, as a user's would be.
+	if _, stderr, err := h.kubectl.Run("", "get", "ingresses", "-n", ns, "--cache-dir="+h.kubectlCache, "-o", "name"); err != nil {
+		return "", fmt.Errorf("kubectl get: %v: %s", err, stderr)
+	}
+	return dir, nil
+}
+
+func shapeDir(active bool) string {
+	if active {
+		return "active"
+	}
+	return "passive"
+}
+
+// kubectlFlip runs the real kubectl on the directory of the new shape.
+func (b *bench) kubectlFlip(ctx context.Context, mode, ns, dir string, n int, active bool) (flipRun, error) {
+	run := flipRun{who: mode, n: n, active: active}
+	ingW, err := watchArrivals(ctx, ingressLister{b.h, ns}, n, ingressShape(active))
+	if err != nil {
+		return run, err
+	}
+	defer ingW.stop()
+	if ingW.before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	}
+	args := []string{"apply", "-f", filepath.Join(dir, shapeDir(active)), "--cache-dir=" + b.h.kubectlCache}
+	if mode == kubectlSSA {
+		args = append(args, "--server-side")
+	}
+	cmd := b.h.kubectl.Command("", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cpu0 := b.h.cpu(nil)
+	t0 := time.Now()
+	ingW.startAt(t0)
+	if err := cmd.Run(); err != nil {
+		return run, fmt.Errorf("kubectl %v: %v: %s", args, err, stderr.String())
+	}
+	run.writerDone = time.Since(t0)
+	if err := ingW.wait(flipTimeout(n, 10*time.Millisecond)); err != nil {
+		return run, fmt.Errorf("%s flip: %w", mode, err)
+	}
+	run.cpu = b.h.cpu(nil).sub(cpu0)
+	run.summarize(ingW.durations())
+	return run, nil
+}
+
+// flipSuite measures the flips of n Ingresses: the operator and every
+// baseline, interleaved round by round so that a slow moment of the
+// machine does not fall on one of them only.
+func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) {
+	h := b.h
+	res := &flipSuiteResult{n: n}
+	m, err := h.startManager(managerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { m.stop() }()
+	opNS := fmt.Sprintf("op-%d", n)
+	b.progress("flip N=%d: creating the state and %d DynamicIngresses", n, n)
+	if res.setup, err = b.setupOperator(ctx, opNS, n); err != nil {
+		return nil, err
+	}
+	b.progress("flip N=%d: all Ready after %s; creating the baselines' Ingresses", n, round(res.setup))
+	floorNS := fmt.Sprintf("floor-%d", n)
+	if err := b.setupFloor(ctx, floorNS, n); err != nil {
+		return nil, err
+	}
+	kubectlDirs := map[string]string{}
+	kubectlFlips := map[string]int{kubectlSSA: b.cfg.kubectlSSAFlips(n), kubectlCSA: b.cfg.kubectlCSAFlips(n)}
+	for _, mode := range []string{kubectlSSA, kubectlCSA} {
+		if kubectlFlips[mode] == 0 {
+			continue
+		}
+		ns := fmt.Sprintf("%s-%d", mode, n)
+		if kubectlDirs[mode], err = b.setupKubectl(ctx, mode, ns, n); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := b.waitQuiet(ctx, 2*b.cfg.quiet, 60*time.Second); err != nil {
+		return nil, err
+	}
+	manager429Before := m.countInLog(tooManyRequests...)
+	kubectlDone := map[string]int{}
+	kubectlFlip := func(mode string) error {
+		active := kubectlDone[mode]%2 == 0
+		kubectlDone[mode]++
+		run, err := b.kubectlFlip(ctx, mode, fmt.Sprintf("%s-%d", mode, n), kubectlDirs[mode], n, active)
+		if err != nil {
+			return err
+		}
+		res.add(run)
+		b.progress("flip N=%d %s: %s %s (kubectl returned after %s)", n, direction(active), mode, round(run.total), round(run.writerDone))
+		return nil
+	}
+	for rep := range b.cfg.flipReps {
+		// One round: the operator to active and back, each floor to
+		// active and back, then kubectl's next flips.
+		for _, active := range []bool{true, false} {
+			run, err := b.operatorFlip(ctx, opNS, n, active, m)
+			if err != nil {
+				return nil, err
+			}
+			res.add(run)
+			b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s), statuses %s; writes: %s",
+				n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), round(run.statusDone), run.reqs.writeSummary())
+		}
+		for _, w := range b.cfg.floorWorkers {
+			for _, active := range []bool{true, false} {
+				run, err := b.floorFlip(ctx, floorNS, n, active, w)
+				if err != nil {
+					return nil, err
+				}
+				res.add(run)
+				b.progress("flip N=%d round %d %s: %s %s", n, rep+1, direction(active), run.who, round(run.total))
+			}
+		}
+		for _, mode := range []string{kubectlSSA, kubectlCSA} {
+			// Spread kubectl's flips over the rounds, two per round.
+			for range 2 {
+				if kubectlDone[mode] < kubectlFlips[mode] && kubectlDone[mode] < 2*(rep+1) {
+					if err := kubectlFlip(mode); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	for _, mode := range []string{kubectlSSA, kubectlCSA} {
+		for kubectlDone[mode] < kubectlFlips[mode] {
+			if err := kubectlFlip(mode); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.managerLog429 = m.countInLog(tooManyRequests...) - manager429Before
+	res.throttleLog = m.countInLog("client-side throttling")
+
+	if n == b.cfg.breakdownN {
+		m.stop()
+		if res.breakdown, err = b.breakdown(ctx, opNS, n); err != nil {
+			return nil, err
+		}
+	}
+	m.stop()
+	for _, ns := range []string{opNS, floorNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
+		if err := h.clearNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// tooManyRequests are how a 429 reads in the manager's log.
+var tooManyRequests = []string{"Too Many Requests", "TooManyRequests", "too many requests"}
+
+// flipSuiteResult is every flip of one N.
+type flipSuiteResult struct {
+	n     int
+	setup time.Duration
+	runs  []flipRun
+	// managerLog429 counts the manager's log lines about 429s during the
+	// flips; throttleLog its client-side throttling messages.
+	managerLog429, throttleLog int
+	breakdown                  *breakdownResult
+}
+
+func (r *flipSuiteResult) add(run flipRun) { r.runs = append(r.runs, run) }
+
+// of returns the runs of one writer in one direction ("" = both).
+func (r *flipSuiteResult) of(who string, dir *bool) []flipRun {
+	var out []flipRun
+	for _, run := range r.runs {
+		if run.who == who && (dir == nil || run.active == *dir) {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// median of a figure of runs.
+func medianOf(runs []flipRun, f func(flipRun) time.Duration) time.Duration {
+	ds := make([]time.Duration, 0, len(runs))
+	for _, r := range runs {
+		ds = append(ds, f(r))
+	}
+	return median(ds)
+}

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The pure helpers of the harness; these run in every `go test ./...`.
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP apiserver_request_total Counter
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="networking.k8s.io",resource="ingresses",scope="resource",subresource="",verb="APPLY",version="v1"} 12
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="events.k8s.io",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 3
+apiserver_request_total{code="200",component="apiserver",dry_run="All",group="networking.k8s.io",resource="ingresses",scope="resource",subresource="",verb="POST",version="v1"} 7
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="ingress.dynamicingress.io",resource="dynamicingresses",scope="resource",subresource="status",verb="PATCH",version="v1beta1"} 5
+apiserver_request_total{code="429",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"} 1
+go_memstats_heap_alloc_bytes 1.5e+07
+odd_metric{path="a \"quoted\" value",x="y"} 2
+`
+	m := parseMetrics(text, nil)
+	if got := m.sum("go_memstats_heap_alloc_bytes", nil); got != 1.5e7 {
+		t.Errorf("heap = %g", got)
+	}
+	if got := m.sum("odd_metric", map[string]string{"path": `a "quoted" value`}); got != 2 {
+		t.Errorf("quoted label: %g", got)
+	}
+	r := requestCounts(parseMetrics(text, apiserverPrefixes))
+	if got := r.writes(""); got != 20 {
+		t.Errorf("writes = %g, want 20 (dry runs and reads excluded)", got)
+	}
+	if got := r.writes("dynamicingresses/status"); got != 5 {
+		t.Errorf("status writes = %g, want 5", got)
+	}
+	if got := r.code("429"); got != 1 {
+		t.Errorf("429s = %g", got)
+	}
+	if got := r.sub(requests{{"APPLY", "ingresses", "200"}: 10}).writes("ingresses"); got != 2 {
+		t.Errorf("diffed Ingress writes = %g, want 2", got)
+	}
+	if got := r.writeSummary(); got != "APPLY ingresses 12, PATCH dynamicingresses/status 5, POST events 3" {
+		t.Errorf("summary = %q", got)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	text := `q_bucket{le="0.1"} 50
+q_bucket{le="1"} 90
+q_bucket{le="+Inf"} 100
+q_sum 40
+q_count 100
+`
+	h := parseMetrics(text, nil).histogram("q", nil)
+	if h.mean() != 0.4 {
+		t.Errorf("mean = %g", h.mean())
+	}
+	if d := h.sub(h); d.count != 0 || d.mean() != 0 {
+		t.Errorf("empty difference: %+v", d)
+	}
+}
+
+func TestPercentileAndMedian(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	if got := percentile(ds, 0.5); got != 50*time.Millisecond {
+		t.Errorf("p50 = %s", got)
+	}
+	if got := percentile(ds, 0.99); got != 99*time.Millisecond {
+		t.Errorf("p99 = %s", got)
+	}
+	if got := median([]time.Duration{3, 1, 2, 10}); got != 2 {
+		t.Errorf("median = %d", got)
+	}
+}
+
+func TestReplaceGenerated(t *testing.T) {
+	doc := "# Benchmarks\n\nHand-written.\n\n" + beginMarker + "\nold\n" + endMarker + "\n\n## After\n\nKept.\n"
+	out, err := replaceGenerated(doc, "new table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "old") || !strings.Contains(out, "new table") || !strings.Contains(out, "Hand-written.") || !strings.Contains(out, "## After\n\nKept.") {
+		t.Errorf("rewritten doc:\n%s", out)
+	}
+	again, _ := replaceGenerated(out, "new table")
+	if again != out {
+		t.Errorf("a second rewrite changed the doc:\n%s", again)
+	}
+	fresh, err := replaceGenerated("", "t")
+	if err != nil || !strings.HasPrefix(fresh, "# Benchmarks") || !strings.Contains(fresh, endMarker) {
+		t.Errorf("fresh doc: %q, %v", fresh, err)
+	}
+	if _, err := replaceGenerated(endMarker+beginMarker, "t"); err == nil {
+		t.Error("markers out of order were accepted")
+	}
+}
+
+func TestShapes(t *testing.T) {
+	for _, active := range []bool{true, false} {
+		ing := baselineIngress("ns", "a", active)
+		if !hasShape(ing, active) || hasShape(ing, !active) {
+			t.Errorf("baselineIngress(active=%v) does not have exactly its shape", active)
+		}
+		di := dynamicIngress("ns", "a", "s")
+		tpl := di.Spec.PassiveIngress.Template
+		if active {
+			tpl = di.Spec.ActiveIngress.Template
+		}
+		ing.Spec, ing.Annotations = tpl.Spec, tpl.Metadata.Annotations
+		if !hasShape(ing, active) {
+			t.Errorf("the DynamicIngress's %s template does not have its shape", direction(active))
+		}
+	}
+	if y := string(manifestYAML("ns", "a", true)); strings.Contains(y, "status") || strings.Contains(y, "creationTimestamp") {
+		t.Errorf("manifest has server fields:\n%s", y)
+	}
+}
