@@ -67,12 +67,31 @@ fmt: ## go fmt.
 vet: ## go vet.
 	go vet ./...
 
+# The pure packages: no control plane, run with the race detector in seconds.
+UNIT_PKGS = ./internal/match/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./cmd/...
+# The envtest suites: a real kube-apiserver and etcd per package.
+INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./test/controlplane/...
+# Black-box: the built manager, real kubectl.
+E2E_PKGS = ./test/e2e/...
+
 .PHONY: test
-test: verify-generated vet envtest-assets build ## Run every test: unit, envtest suites, the demo once.
+test: verify-generated vet envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, then every package (unit, envtest, e2e).
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
 	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
 	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-unit
+test-unit: ## The pure packages, with the race detector (seconds).
+	go test $(GO_TEST_FLAGS) -race $(UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: envtest-assets ## The envtest suites: controllers, webhooks, the install bundle, the Helm chart.
+	go test $(GO_TEST_FLAGS) $(INTEGRATION_PKGS)
+
+.PHONY: test-e2e
+test-e2e: envtest-assets ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
+	go test $(GO_TEST_FLAGS) $(E2E_PKGS)
 
 .PHONY: demo
 demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).

@@ -185,11 +185,13 @@ type DynamicIngressStateStatus struct {
 	// statusCode is the fixed status or the last probed HTTP status; empty
 	// when there is no response.
 	// +optional
+	// +kubebuilder:validation:MaxLength=3
 	StatusCode string `json:"statusCode,omitempty"`
 
 	// body is the fixed body or the last probed body, at most the manager's
 	// --probe-max-body-bytes.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1048576
 	Body string `json:"body,omitempty"`
 
 	// bodyTruncated is true when the probed body was longer than the limit.
@@ -210,6 +212,7 @@ type DynamicIngressStateStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
