@@ -87,6 +87,7 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
 type DynamicHTTPRoute struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
@@ -119,5 +120,5 @@ func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
 func (d *DynamicHTTPRoute) SwitchStatus() *SwitchStatus { return &d.Status }
 
 func init() {
-	SchemeBuilder.Register(&DynamicHTTPRoute{}, &DynamicHTTPRouteList{})
+	register(&DynamicHTTPRoute{}, &DynamicHTTPRouteList{})
 }

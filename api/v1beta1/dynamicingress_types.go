@@ -80,10 +80,10 @@ const (
 type BodyMatch string
 
 const (
-	// BodyMatchExact: the same JSON value when both bodies are JSON, else
+	// BodyMatchExact means the same JSON value when both bodies are JSON, else
 	// the same text once surrounding whitespace is trimmed.
 	BodyMatchExact BodyMatch = "Exact"
-	// BodyMatchContains: the observed JSON contains the expected JSON
+	// BodyMatchContains means the observed JSON contains the expected JSON
 	// (every expected key present, at any depth) when both are JSON, else
 	// the observed text contains the expected text.
 	BodyMatchContains BodyMatch = "Contains"
@@ -172,17 +172,17 @@ type ExpectedResponse struct {
 // SwitchStatus is the observed state of a DynamicIngress or a
 // DynamicHTTPRoute.
 type SwitchStatus struct {
-	// observedGeneration is the metadata.generation last acted upon.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions: Active (the state matches spec.expected) and Ready (the
+	// conditions are Active (the state matches spec.expected) and Ready (the
 	// target is exactly what the selected template says).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the metadata.generation last acted upon.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // DynamicIngress makes one target Ingress take its active or passive shape,
@@ -199,6 +199,7 @@ type SwitchStatus struct {
 // +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
 type DynamicIngress struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
@@ -222,17 +223,18 @@ type DynamicIngressList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&DynamicIngress{}, &DynamicIngressList{})
+	register(&DynamicIngress{}, &DynamicIngressList{})
 }
 
 // SwitchSpec is what every kind of switch (DynamicIngress,
 // DynamicHTTPRoute) has in its spec besides its templates.
+// It is a view for the controllers, never serialised.
 type SwitchSpec struct {
-	Target        TargetReference
-	State         string
-	Expected      ExpectedResponse
-	FailurePolicy FailurePolicy
-	Override      Mode
+	Target        TargetReference  `json:"-"`
+	State         string           `json:"-"`
+	Expected      ExpectedResponse `json:"-"`
+	FailurePolicy FailurePolicy    `json:"-"`
+	Override      Mode             `json:"-"`
 }
 
 // SwitchSpec returns the fields every kind of switch shares.

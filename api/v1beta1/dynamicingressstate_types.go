@@ -101,12 +101,12 @@ const ProbeTypeHTTP ProbeType = "HTTP"
 type HTTPProbe struct {
 	// type of the probe. HTTP is the only type for now.
 	// +optional
-	// +kubebuilder:default=HTTP
+	// +default="HTTP"
 	Type ProbeType `json:"type,omitempty"`
 
 	// method of the request: GET, HEAD or POST.
 	// +optional
-	// +kubebuilder:default=GET
+	// +default="GET"
 	// +kubebuilder:validation:Enum=GET;HEAD;POST
 	Method string `json:"method,omitempty"`
 
@@ -120,7 +120,7 @@ type HTTPProbe struct {
 
 	// interval between two probes, at least 1s and at most 24h.
 	// +optional
-	// +kubebuilder:default="30s"
+	// +default="30s"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be at least 1s and at most 24h"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
@@ -134,7 +134,7 @@ type HTTPProbe struct {
 	// which the response is cleared, at least 1. An explicit 0 is rejected,
 	// not defaulted.
 	// +optional
-	// +kubebuilder:default=3
+	// +default=3
 	// +kubebuilder:validation:Minimum=1
 	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
 
@@ -164,16 +164,23 @@ type HTTPHeader struct {
 type StateMode string
 
 const (
-	// StateModeFixed: the response is spec.fixedResponse.
+	// StateModeFixed means the response is spec.fixedResponse.
 	StateModeFixed StateMode = "Fixed"
-	// StateModeProbe: the response comes from spec.probe.
+	// StateModeProbe means the response comes from spec.probe.
 	StateModeProbe StateMode = "Probe"
-	// StateModeSchedule: the response comes from spec.schedule.
+	// StateModeSchedule means the response comes from spec.schedule.
 	StateModeSchedule StateMode = "Schedule"
 )
 
 // DynamicIngressStateStatus is the current response of a state.
 type DynamicIngressStateStatus struct {
+	// conditions holds Ready, True when the state has a current response.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the metadata.generation last acted upon.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -207,13 +214,6 @@ type DynamicIngressStateStatus struct {
 	// closes; absent when no window lies ahead.
 	// +optional
 	NextTransitionTime *metav1.Time `json:"nextTransitionTime,omitempty"`
-
-	// conditions: Ready is True when the state has a current response.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=8
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // DynamicIngressState is a shared response, fixed or probed over HTTP,
@@ -227,6 +227,7 @@ type DynamicIngressStateStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DynamicIngressState struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
@@ -250,5 +251,5 @@ type DynamicIngressStateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&DynamicIngressState{}, &DynamicIngressStateList{})
+	register(&DynamicIngressState{}, &DynamicIngressStateList{})
 }

@@ -7,8 +7,9 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -16,8 +17,26 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "ingress.dynamicingress.io", Version: "v1beta1"}
 
 	// SchemeBuilder registers the kinds of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the kinds of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
+
+	// knownTypes are the kinds (and their lists) that each kind's file
+	// registers in its init.
+	knownTypes []runtime.Object
 )
+
+// register adds objects to the kinds that AddToScheme adds. The API
+// package depends on apimachinery only, not on controller-runtime.
+func register(objects ...runtime.Object) {
+	knownTypes = append(knownTypes, objects...)
+}
+
+// addKnownTypes adds the kinds of this package and the meta/v1 types of its
+// group version (list and get options, watch events) to scheme.
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, knownTypes...)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}

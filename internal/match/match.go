@@ -11,10 +11,10 @@ import (
 type BodyMatch string
 
 const (
-	// BodyMatchExact: the same JSON value when both bodies are JSON, else
+	// BodyMatchExact means the same JSON value when both bodies are JSON, else
 	// the same text once surrounding whitespace is trimmed. "" means Exact.
 	BodyMatchExact BodyMatch = "Exact"
-	// BodyMatchContains: the response's JSON contains the expected JSON
+	// BodyMatchContains means the response's JSON contains the expected JSON
 	// (extra object keys allowed, at any depth) when both are JSON, else the
 	// response's text contains the expected text.
 	BodyMatchContains BodyMatch = "Contains"
@@ -42,11 +42,11 @@ type Response struct {
 type Outcome int
 
 const (
-	// NoResponse: the state has no response, so nothing can match.
+	// NoResponse means the state has no response, so nothing can match.
 	NoResponse Outcome = iota
-	// NotMatched: some expected field differs from the response.
+	// NotMatched means some expected field differs from the response.
 	NotMatched
-	// Matched: every expected field matches the response.
+	// Matched means every expected field matches the response.
 	Matched
 )
 

@@ -109,7 +109,7 @@ func TestSchedulerNotifiesOnlyOnChange(t *testing.T) {
 
 func TestSchedulerSlowEndpointDoesNotDelayOthers(t *testing.T) {
 	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():

@@ -157,9 +157,10 @@ func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool,
 }
 
 // waitQuiet returns kube-apiserver's metrics once no write has reached it
-// for quiet (or after max): the requests a change caused are then counted.
-func (b *bench) waitQuiet(ctx context.Context, quiet, max time.Duration) (metrics, error) {
-	deadline := time.Now().Add(max)
+// for quiet (or after longest): the requests a change caused are then
+// counted.
+func (b *bench) waitQuiet(ctx context.Context, quiet, longest time.Duration) (metrics, error) {
+	deadline := time.Now().Add(longest)
 	var last float64 = -1
 	lastChange := time.Now()
 	for {

@@ -57,7 +57,6 @@ func TestEveryValueIsDocumented(t *testing.T) {
 		for _, key := range strings.Split(path, ".") {
 			m, ok := v.(map[string]any)
 			if !ok {
-				v = nil
 				break
 			}
 			if v, ok = m[key]; !ok {

@@ -74,7 +74,7 @@ func TestRenderingsDryRunApply(t *testing.T) {
 				t.Fatal("nothing rendered")
 			}
 			for _, o := range r.objs {
-				if err := c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("helm"), client.DryRunAll, client.ForceOwnership); err != nil {
+				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.DryRunAll, client.ForceOwnership); err != nil {
 					t.Errorf("server-side dry-run apply of %s: %v", objectKey(o), err)
 				}
 			}

@@ -87,7 +87,7 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 		switch o.GetKind() {
 		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 		default:
-			if o.GetNamespace() != namespace && !(o.GetKind() == "Role" || o.GetKind() == "RoleBinding") {
+			if o.GetNamespace() != namespace && o.GetKind() != "Role" && o.GetKind() != "RoleBinding" {
 				t.Errorf("%s %s is in namespace %q, want the release namespace %q", o.GetKind(), o.GetName(), o.GetNamespace(), namespace)
 			}
 		}

@@ -255,7 +255,7 @@ func TestDefaultBundleDryRunApplies(t *testing.T) {
 		}
 	}
 	for _, o := range objs {
-		if err := c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("config-test"), client.DryRunAll, client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("config-test"), client.DryRunAll, client.ForceOwnership); err != nil {
 			t.Errorf("server-side dry-run apply of %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
 	}

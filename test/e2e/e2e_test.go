@@ -216,7 +216,7 @@ func TestKilledMidFlipConverges(t *testing.T) {
 	}
 	// A DynamicIngress with no passive Ingress, whose target name someone
 	// else takes while it is passive: the flip must leave that Ingress be.
-	manifests.WriteString(fmt.Sprintf(`---
+	fmt.Fprintf(&manifests, `---
 apiVersion: ingress.dynamicingress.io/v1beta1
 kind: DynamicIngress
 metadata: {namespace: %s, name: contested}
@@ -228,7 +228,7 @@ spec:
     template:
       spec:
         defaultBackend: {service: {name: ours, port: {number: 80}}}
-`, ns))
+`, ns)
 	kubectl(t, manifests.String(), "apply", "-f", "-")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "di", "--all", "--timeout=120s")
 

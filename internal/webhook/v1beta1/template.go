@@ -39,10 +39,10 @@ func templateErrors(kind target.Kind, tplPath, targetName *field.Path, err error
 // target's spec and metadata live in the template; its name is the target's.
 func causeError(tplPath, targetName *field.Path, cause metav1.StatusCause) *field.Error {
 	var path *field.Path
-	switch {
-	case cause.Field == "metadata.name":
+	switch cause.Field {
+	case "metadata.name":
 		path = targetName
-	case cause.Field == "":
+	case "":
 		path = tplPath
 	default:
 		path = tplPath.Child(cause.Field)
