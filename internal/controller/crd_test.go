@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
 )
 
@@ -22,7 +23,7 @@ import (
 // webhook in place: the CRD's own schema and CEL rules must refuse them.
 func TestCRDSchemaRejects(t *testing.T) {
 	ns := newNamespace(t)
-	okVariant := variant("x.example.com", "web", nil)
+	okVariant := builders.IngressTo("x.example.com", "web").Label("app", "web")
 	d := func(s string) *metav1.Duration { v, _ := time.ParseDuration(s); return &metav1.Duration{Duration: v} }
 	probe := func(mut func(*v1beta1.HTTPProbe)) *v1beta1.DynamicIngressState {
 		p := &v1beta1.HTTPProbe{URL: "https://flags.example.com/x"}
@@ -34,12 +35,12 @@ func TestCRDSchemaRejects(t *testing.T) {
 		obj  client.Object
 		want string
 	}{
-		{"no template", dynamicIngress(ns, "a", "s", "200", nil, nil), "spec: Invalid value: at least one of passiveIngress and activeIngress must be set"},
+		{"no template", builders.DynamicIngress(ns, "a").State("s").ExpectCode("200").Obj(), "spec: Invalid value: at least one of passiveIngress and activeIngress must be set"},
 		{"empty expected", func() client.Object {
-			di := dynamicIngress(ns, "b", "s", "", okVariant, nil)
+			di := builders.DynamicIngress(ns, "b").State("s").Passive(okVariant).Obj()
 			return di
 		}(), "spec.expected: Invalid value: at least one of statusCode, body and expression must be set"},
-		{"status code out of range", dynamicIngress(ns, "c", "s", "600", okVariant, nil), `spec.expected.statusCode: Invalid value: "600": must be an HTTP status code: three digits from 100 to 599`},
+		{"status code out of range", builders.DynamicIngress(ns, "c").State("s").ExpectCode("600").Passive(okVariant).Obj(), `spec.expected.statusCode: Invalid value: "600": must be an HTTP status code: three digits from 100 to 599`},
 		{"state and probe both", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"}, Spec: v1beta1.DynamicIngressStateSpec{
 			FixedResponse: &v1beta1.FixedResponse{Status: "200"}, Probe: &v1beta1.HTTPProbe{URL: "https://x.example.com"}}},
 			"exactly one of fixedResponse, probe and schedule must be set"},
@@ -74,7 +75,8 @@ func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
 		t.Errorf("schema defaults (-want +got):\n%s", diff)
 	}
 
-	di := dynamicIngress(ns, "d", "p", "200", variant("d.example.com", "web", nil), nil)
+	di := builders.DynamicIngress(ns, "d").State("p").ExpectCode("200").
+		Passive(builders.IngressTo("d.example.com", "web").Label("app", "web")).Obj()
 	create(t, di)
 	// A patch carries no resourceVersion: the controller's status writes
 	// cannot make it fail with a conflict instead of the rule under test.

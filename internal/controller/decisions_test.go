@@ -14,14 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // fakeClockNamespace belongs to a manager whose clock the test moves.
 const fakeClockNamespace = "fake-clock"
-
-func shop(ns, name, state, code string) *v1beta1.DynamicIngress {
-	return dynamicIngress(ns, name, state, code, variant(name+".example.com", "web", nil), variant(name+".example.com", "sorry", nil))
-}
 
 // activeMessage is the Active condition's message, read from the API.
 func activeMessage(di *v1beta1.DynamicIngress) func() string {
@@ -42,9 +39,13 @@ func activeMessage(di *v1beta1.DynamicIngress) func() string {
 func TestRetainHoldsThroughAnOutage(t *testing.T) {
 	ns := newNamespace(t)
 	flags := startFlagService(t, 200, "on")
-	state := probedState(ns, "flag", flags.url(), metav1.Duration{Duration: time.Second}, 2)
-	retain, passive := shop(ns, "retain", "flag", "200"), shop(ns, "passive", "flag", "200")
-	retain.Spec.FailurePolicy = v1beta1.FailurePolicyRetain
+	state := builders.ProbedState(ns, "flag", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(2).Obj()
+	retain := builders.DynamicIngress(ns, "retain").State("flag").ExpectCode("200").FailurePolicy(v1beta1.FailurePolicyRetain).
+		Passive(builders.IngressTo("retain.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("retain.example.com", "sorry").Label("app", "sorry")).Obj()
+	passive := builders.DynamicIngress(ns, "passive").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("passive.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("passive.example.com", "sorry").Label("app", "sorry")).Obj()
 	create(t, state, retain, passive)
 	for _, di := range []*v1beta1.DynamicIngress{retain, passive} {
 		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
@@ -72,7 +73,7 @@ func TestRetainHoldsThroughAnOutage(t *testing.T) {
 func TestFailurePolicies(t *testing.T) {
 	ns := newNamespace(t)
 	// A probed state whose endpoint is gone: no response after one failure.
-	silent := probedState(ns, "silent", closedPortURL(t)+"/flag", metav1.Duration{Duration: time.Second}, 1)
+	silent := builders.ProbedState(ns, "silent", closedPortURL(t)+"/flag").Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(1).Obj()
 	create(t, silent)
 	tests := []struct {
 		policy        v1beta1.FailurePolicy
@@ -92,7 +93,9 @@ func TestFailurePolicies(t *testing.T) {
 	var dis []*v1beta1.DynamicIngress
 	for _, tt := range tests {
 		name := strings.ToLower(tt.state + "-" + string(tt.policy) + "x")
-		di := shop(ns, name, tt.state, "200")
+		di := builders.DynamicIngress(ns, name).State(tt.state).ExpectCode("200").
+			Passive(builders.IngressTo(name+".example.com", "web").Label("app", "web")).
+			Active(builders.IngressTo(name+".example.com", "sorry").Label("app", "sorry")).Obj()
 		di.Spec.FailurePolicy = tt.policy
 		dis = append(dis, di)
 		create(t, di)
@@ -110,8 +113,10 @@ func TestFailurePolicies(t *testing.T) {
 // TestOverride pins a DynamicIngress while its state flips, and releases it.
 func TestOverride(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "killswitch", "200", "")
-	storefront := shop(ns, "storefront", "killswitch", "503")
+	state := builders.FixedState(ns, "killswitch", "200", "").Obj()
+	storefront := builders.DynamicIngress(ns, "storefront").State("killswitch").ExpectCode("503").
+		Passive(builders.IngressTo("storefront.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("storefront.example.com", "sorry").Label("app", "sorry")).Obj()
 	create(t, state, storefront)
 	eventually(t, backendOf(t, ns, "storefront")).Should(Equal("web"))
 
@@ -152,14 +157,22 @@ func setOverride(t *testing.T, di *v1beta1.DynamicIngress, mode v1beta1.Mode) {
 // CEL, and an evaluation error shown in the condition.
 func TestContainsAndExpressions(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "status", "200", `{"maintenance":true,"since":"2026-11-22T02:00:00Z","by":"ops"}`)
-	contains := shop(ns, "contains", "status", "")
+	state := builders.FixedState(ns, "status", "200", `{"maintenance":true,"since":"2026-11-22T02:00:00Z","by":"ops"}`).Obj()
+	contains := builders.DynamicIngress(ns, "contains").State("status").
+		Passive(builders.IngressTo("contains.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("contains.example.com", "sorry").Label("app", "sorry")).Obj()
 	contains.Spec.Expected = v1beta1.ExpectedResponse{Body: ptr.To(`{"maintenance": true}`), BodyMatch: v1beta1.BodyMatchContains}
-	exact := shop(ns, "exact", "status", "")
+	exact := builders.DynamicIngress(ns, "exact").State("status").
+		Passive(builders.IngressTo("exact.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("exact.example.com", "sorry").Label("app", "sorry")).Obj()
 	exact.Spec.Expected = v1beta1.ExpectedResponse{Body: ptr.To(`{"maintenance": true}`)}
-	cel := shop(ns, "cel", "status", "")
+	cel := builders.DynamicIngress(ns, "cel").State("status").
+		Passive(builders.IngressTo("cel.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("cel.example.com", "sorry").Label("app", "sorry")).Obj()
 	cel.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.code == 200 && response.json.maintenance && response.json.by == "ops"`}
-	broken := shop(ns, "broken", "status", "")
+	broken := builders.DynamicIngress(ns, "broken").State("status").
+		Passive(builders.IngressTo("broken.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("broken.example.com", "sorry").Label("app", "sorry")).Obj()
 	broken.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.json.killswitch.enabled == true`}
 	create(t, state, contains, exact, cel, broken)
 
@@ -196,7 +209,8 @@ func TestScheduleOpensAndCloses(t *testing.T) {
 			{Start: "2026-11-22T11:00:00+09:00", End: "2026-11-22T12:00:00+09:00"},
 			{Cron: "0 4 * * 0", Duration: &metav1.Duration{Duration: time.Hour}},
 		}}}}
-	page := dynamicIngress(ns, "maintenance-page", "maintenance", "", nil, variant("shop.example.com", "maintenance", nil))
+	page := builders.DynamicIngress(ns, "maintenance-page").State("maintenance").
+		Active(builders.IngressTo("shop.example.com", "maintenance").Label("app", "maintenance")).Obj()
 	page.Spec.Expected = v1beta1.ExpectedResponse{Expression: "response.json.open"}
 	create(t, state, page)
 

@@ -14,17 +14,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 func TestFixedStateSwitchesBothWays(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "killswitch", "200", `{"status":"ok"}`)
+	state := builders.FixedState(ns, "killswitch", "200", `{"status":"ok"}`).Obj()
 	// storefront: no Ingress while passive. sorry: a passive and an active shape.
-	storefront := dynamicIngress(ns, "storefront", "killswitch", "200", nil,
-		variant("shop.example.com", "storefront", map[string]string{"team": "shop"}))
-	sorry := dynamicIngress(ns, "sorry", "killswitch", "200",
-		variant("www.example.com", "web", map[string]string{"mode": "normal"}),
-		variant("www.example.com", "sorry-page", map[string]string{"mode": "sorry"}))
+	storefront := builders.DynamicIngress(ns, "storefront").State("killswitch").ExpectCode("200").
+		Active(builders.IngressTo("shop.example.com", "storefront").Label("app", "storefront").Annotation("team", "shop")).Obj()
+	sorry := builders.DynamicIngress(ns, "sorry").State("killswitch").ExpectCode("200").
+		Passive(builders.IngressTo("www.example.com", "web").Label("app", "web").Annotation("mode", "normal")).
+		Active(builders.IngressTo("www.example.com", "sorry-page").Label("app", "sorry-page").Annotation("mode", "sorry")).Obj()
 	create(t, state, storefront, sorry)
 
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
@@ -68,11 +69,11 @@ func TestFixedStateSwitchesBothWays(t *testing.T) {
 
 func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "flag", "200", "")
-	active := variant("a.example.com", "sorry", map[string]string{"sorry.example.com/banner": "on", "shared": "active"})
-	active.Template.Spec.IngressClassName = ptr.To("nginx")
-	passive := variant("a.example.com", "web", map[string]string{"shared": "passive"})
-	di := dynamicIngress(ns, "web", "flag", "200", passive, active)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	active := builders.IngressTo("a.example.com", "sorry").Label("app", "sorry").
+		Annotation("sorry.example.com/banner", "on").Annotation("shared", "active").ClassName("nginx")
+	passive := builders.IngressTo("a.example.com", "web").Label("app", "web").Annotation("shared", "passive")
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("200").Passive(passive).Active(active).Obj()
 	create(t, state, di)
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
 
@@ -106,7 +107,9 @@ func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 
 func TestStateMissingThenCreated(t *testing.T) {
 	ns := newNamespace(t)
-	di := dynamicIngress(ns, "site", "later", "200", variant("s.example.com", "web", nil), variant("s.example.com", "sorry", nil))
+	di := builders.DynamicIngress(ns, "site").State("later").ExpectCode("200").
+		Passive(builders.IngressTo("s.example.com", "web").Label("app", "web")).
+		Active(builders.IngressTo("s.example.com", "sorry").Label("app", "sorry")).Obj()
 	create(t, di)
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/StateNotFound"))
 	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/StateNotFound"))
@@ -114,7 +117,7 @@ func TestStateMissingThenCreated(t *testing.T) {
 	eventually(t, backendOf(t, ns, "site")).Should(Equal("web"))
 	eventually(t, eventReasons(ns, "site")).Should(ContainElement("StateNotFound"))
 
-	create(t, fixedState(ns, "later", "200", ""))
+	create(t, builders.FixedState(ns, "later", "200", "").Obj())
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
 	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
 	eventually(t, backendOf(t, ns, "site")).Should(Equal("sorry"))
@@ -124,15 +127,16 @@ func TestUnownedIngressIsLeftUntouched(t *testing.T) {
 	ns := newNamespace(t)
 	theirs := &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken", Annotations: map[string]string{"owner": "someone-else"}},
-		Spec:       variant("t.example.com", "theirs", nil).Template.Spec,
+		Spec:       builders.IngressTo("t.example.com", "theirs").Label("app", "theirs").Template.Spec,
 	}
 	create(t, theirs)
 	before := ingressOf(t, ns, "taken")()
 
-	state := fixedState(ns, "flag", "200", "")
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	// Active with a template, then passive with none: neither may change or
 	// delete the Ingress that is not ours.
-	di := dynamicIngress(ns, "taken", "flag", "200", nil, variant("t.example.com", "ours", nil))
+	di := builders.DynamicIngress(ns, "taken").State("flag").ExpectCode("200").
+		Active(builders.IngressTo("t.example.com", "ours").Label("app", "ours")).Obj()
 	create(t, state, di)
 	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/TargetConflict"))
 	eventually(t, eventReasons(ns, "taken")).Should(ContainElement("TargetConflict"))
@@ -152,21 +156,24 @@ func TestTargetInAnotherNamespaceIsRefused(t *testing.T) {
 	// outside the DynamicIngress's namespace.
 	ns := newNamespace(t)
 	other := newNamespace(t)
-	di := dynamicIngress(ns, "escape", "s", "200", variant("e.example.com", "web", nil), nil)
+	di := builders.DynamicIngress(ns, "escape").State("s").ExpectCode("200").
+		Passive(builders.IngressTo("e.example.com", "web").Label("app", "web")).Obj()
 	di.Spec.Target.Namespace = other
-	create(t, fixedState(ns, "s", "503", ""), di)
+	create(t, builders.FixedState(ns, "s", "503", "").Obj(), di)
 	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("False/ApplyFailed"))
 	NewWithT(t).Consistently(ingressOf(t, other, "escape"), time.Second, 100*time.Millisecond).Should(BeNil())
 }
 
 func TestOneStateDrivesFifty(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "maintenance", "200", `{"maintenance": false}`)
+	state := builders.FixedState(ns, "maintenance", "200", `{"maintenance": false}`).Obj()
 	create(t, state)
 	const n = 50
 	for i := range n {
 		name := fmt.Sprintf("site-%02d", i)
-		di := dynamicIngress(ns, name, "maintenance", "", variant(name+".example.com", "web", nil), variant(name+".example.com", "maintenance-page", nil))
+		di := builders.DynamicIngress(ns, name).State("maintenance").
+			Passive(builders.IngressTo(name+".example.com", "web").Label("app", "web")).
+			Active(builders.IngressTo(name+".example.com", "maintenance-page").Label("app", "maintenance-page")).Obj()
 		body := `{"maintenance":true}`
 		di.Spec.Expected = v1beta1.ExpectedResponse{Body: &body}
 		create(t, di)
@@ -185,8 +192,9 @@ func TestDeletingDynamicIngressLeavesOwnerReferenceForGC(t *testing.T) {
 	// is that the Ingress carries a controller reference with
 	// blockOwnerDeletion, so the collector deletes it in a cluster.
 	ns := newNamespace(t)
-	di := dynamicIngress(ns, "gc", "s", "200", variant("gc.example.com", "web", nil), nil)
-	create(t, fixedState(ns, "s", "503", ""), di)
+	di := builders.DynamicIngress(ns, "gc").State("s").ExpectCode("200").
+		Passive(builders.IngressTo("gc.example.com", "web").Label("app", "web")).Obj()
+	create(t, builders.FixedState(ns, "s", "503", "").Obj(), di)
 	eventually(t, backendOf(t, ns, "gc")).Should(Equal("web"))
 	refs := ingressOf(t, ns, "gc")().OwnerReferences
 	want := []metav1.OwnerReference{{APIVersion: "ingress.dynamicingress.io/v1beta1", Kind: "DynamicIngress", Name: "gc",

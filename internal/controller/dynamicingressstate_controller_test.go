@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // flagService is a local HTTP endpoint playing a feature-flag service.
@@ -66,8 +67,10 @@ func stateStatus(state *v1beta1.DynamicIngressState) func() string {
 func TestProbedStateFollowsEndpoint(t *testing.T) {
 	ns := newNamespace(t)
 	flags := startFlagService(t, 200, `{"enabled": true}`)
-	state := probedState(ns, "killswitch", flags.url(), metav1.Duration{Duration: time.Second}, 2)
-	di := dynamicIngress(ns, "shop", "killswitch", "200", variant("shop.example.com", "shop", nil), variant("shop.example.com", "sorry", nil))
+	state := builders.ProbedState(ns, "killswitch", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(2).Obj()
+	di := builders.DynamicIngress(ns, "shop").State("killswitch").ExpectCode("200").
+		Passive(builders.IngressTo("shop.example.com", "shop").Label("app", "shop")).
+		Active(builders.IngressTo("shop.example.com", "sorry").Label("app", "sorry")).Obj()
 	create(t, state, di)
 
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/ProbeSucceeded"))
@@ -107,7 +110,7 @@ func TestProbedStateFollowsEndpoint(t *testing.T) {
 func TestProbeFailureKeepsResponseBelowThreshold(t *testing.T) {
 	ns := newNamespace(t)
 	flags := startFlagService(t, 200, "ok")
-	state := probedState(ns, "s", flags.url(), metav1.Duration{Duration: time.Second}, 100)
+	state := builders.ProbedState(ns, "s", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(100).Obj()
 	create(t, state)
 	eventually(t, stateStatus(state)).Should(Equal(`200 "ok"`))
 	_ = flags.srv.Close()
@@ -118,7 +121,7 @@ func TestProbeFailureKeepsResponseBelowThreshold(t *testing.T) {
 func TestProbeGuardRefusesDeniedAddress(t *testing.T) {
 	ns := newNamespace(t)
 	// The suite's guard denies 192.0.2.0/24 (TEST-NET-1).
-	state := probedState(ns, "s", "http://192.0.2.10/", metav1.Duration{Duration: time.Second}, 1)
+	state := builders.ProbedState(ns, "s", "http://192.0.2.10/").Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(1).Obj()
 	create(t, state)
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("False/ProbeFailed"))
 	cond := meta.FindStatusCondition(state.Status.Conditions, v1beta1.ConditionReady)
@@ -130,7 +133,7 @@ func TestProbeGuardRefusesDeniedAddress(t *testing.T) {
 func TestStateSwitchesBetweenFixedAndProbe(t *testing.T) {
 	ns := newNamespace(t)
 	flags := startFlagService(t, 204, "")
-	state := fixedState(ns, "s", "418", "teapot")
+	state := builders.FixedState(ns, "s", "418", "teapot").Obj()
 	create(t, state)
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
 	eventually(t, stateStatus(state)).Should(Equal(`418 "teapot"`))
@@ -152,20 +155,20 @@ func TestNoWritesInSteadyState(t *testing.T) {
 	ns := newNamespace(t)
 	flags := startFlagService(t, 200, `{"ok":true}`)
 	states := []*v1beta1.DynamicIngressState{
-		probedState(ns, "probed", flags.url(), metav1.Duration{Duration: time.Second}, 3),
-		fixedState(ns, "fixed", "200", ""),
+		builders.ProbedState(ns, "probed", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(3).Obj(),
+		builders.FixedState(ns, "fixed", "200", "").Obj(),
 	}
 	create(t, states[0], states[1])
 	var dis []*v1beta1.DynamicIngress
 	for i := range 10 {
 		stateName := states[i%2].Name
 		name := fmt.Sprintf("di-%d", i)
-		passive := variant(name+".example.com", "web", map[string]string{"a": "b"})
-		var active *v1beta1.IngressVariant
+		passive := builders.IngressTo(name+".example.com", "web").Label("app", "web").Annotation("a", "b")
+		var active *builders.IngressShape
 		if i%3 != 0 {
-			active = variant(name+".example.com", "sorry", nil)
+			active = builders.IngressTo(name+".example.com", "sorry").Label("app", "sorry")
 		}
-		di := dynamicIngress(ns, name, stateName, "200", passive, active)
+		di := builders.DynamicIngress(ns, name).State(stateName).ExpectCode("200").Passive(passive).Active(active).Obj()
 		dis = append(dis, di)
 		create(t, di)
 	}

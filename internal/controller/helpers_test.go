@@ -16,52 +16,6 @@ import (
 
 var ctx = context.Background()
 
-func fixedState(ns, name, code, body string) *v1beta1.DynamicIngressState {
-	return &v1beta1.DynamicIngressState{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: code, Body: body}},
-	}
-}
-
-func probedState(ns, name, url string, interval metav1.Duration, threshold int32) *v1beta1.DynamicIngressState {
-	return &v1beta1.DynamicIngressState{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{
-			URL: url, Interval: &interval, FailureThreshold: &threshold,
-			Timeout: &metav1.Duration{Duration: interval.Duration / 2},
-		}},
-	}
-}
-
-// variant is an Ingress shape routing host to service, with annotations.
-func variant(host, service string, annotations map[string]string) *v1beta1.IngressVariant {
-	pathType := networkingv1.PathTypePrefix
-	return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{
-		Metadata: v1beta1.TemplateMetadata{Labels: map[string]string{"app": service}, Annotations: annotations},
-		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
-			Host: host,
-			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{
-					Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}},
-				}}},
-			}},
-		}}},
-	}}
-}
-
-func dynamicIngress(ns, name, state, expectCode string, passive, active *v1beta1.IngressVariant) *v1beta1.DynamicIngress {
-	return &v1beta1.DynamicIngress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicIngressSpec{
-			Target:         v1beta1.TargetReference{Name: name},
-			PassiveIngress: passive,
-			ActiveIngress:  active,
-			State:          state,
-			Expected:       v1beta1.ExpectedResponse{StatusCode: expectCode},
-		},
-	}
-}
-
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, obj := range objs {

@@ -9,54 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
-
-// routeTo is an HTTPRoute shape for host, attached to the Gateway "public",
-// sending everything to service.
-func routeTo(host, service string) *v1beta1.HTTPRouteVariant {
-	return &v1beta1.HTTPRouteVariant{Template: v1beta1.HTTPRouteTemplate{
-		Metadata: v1beta1.TemplateMetadata{Labels: map[string]string{"app": service}},
-		Spec: gatewayv1.HTTPRouteSpec{
-			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
-			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(host)},
-			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-				BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(service), Port: ptr.To(gatewayv1.PortNumber(80))},
-			}}}}},
-		},
-	}}
-}
-
-// redirectToSorryPage is an HTTPRoute shape that redirects every request
-// for host to the status page.
-func redirectToSorryPage(host string) *v1beta1.HTTPRouteVariant {
-	return &v1beta1.HTTPRouteVariant{Template: v1beta1.HTTPRouteTemplate{
-		Metadata: v1beta1.TemplateMetadata{Annotations: map[string]string{"example.com/mode": "sorry"}},
-		Spec: gatewayv1.HTTPRouteSpec{
-			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
-			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(host)},
-			Rules: []gatewayv1.HTTPRouteRule{{Filters: []gatewayv1.HTTPRouteFilter{{
-				Type: gatewayv1.HTTPRouteFilterRequestRedirect,
-				RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
-					Hostname: ptr.To(gatewayv1.PreciseHostname("status.example.com")), StatusCode: ptr.To(302)},
-			}}}},
-		},
-	}}
-}
-
-func dynamicHTTPRoute(ns, name, state, expectCode string, passive, active *v1beta1.HTTPRouteVariant) *v1beta1.DynamicHTTPRoute {
-	return &v1beta1.DynamicHTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicHTTPRouteSpec{
-			Target: v1beta1.TargetReference{Name: name}, PassiveRoute: passive, ActiveRoute: active,
-			State: state, Expected: v1beta1.ExpectedResponse{StatusCode: expectCode},
-		},
-	}
-}
 
 // routeOf reads an HTTPRoute from the API server; nil when it does not exist.
 func routeOf(t *testing.T, ns, name string) func() *gatewayv1.HTTPRoute {
@@ -98,8 +56,10 @@ func routeShape(t *testing.T, ns, name string) func() string {
 // and the route's status survive; with no passive template the route goes.
 func TestDynamicHTTPRouteSwitches(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "killswitch", "200", "")
-	dhr := dynamicHTTPRoute(ns, "storefront", "killswitch", "503", routeTo("shop.example.com", "storefront"), redirectToSorryPage("shop.example.com"))
+	state := builders.FixedState(ns, "killswitch", "200", "").Obj()
+	dhr := builders.DynamicHTTPRoute(ns, "storefront").State("killswitch").ExpectCode("503").
+		Passive(builders.RouteTo("shop.example.com", "storefront").Label("app", "storefront")).
+		Active(builders.RedirectTo("shop.example.com", "status.example.com").Annotation("example.com/mode", "sorry")).Obj()
 	create(t, state, dhr)
 	eventually(t, conditionOf(dhr, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
 	NewWithT(t).Expect(conditionOf(dhr, v1beta1.ConditionActive)()).To(Equal("False/NotMatched"))
@@ -145,10 +105,11 @@ func TestDynamicHTTPRouteSwitches(t *testing.T) {
 // target name is never changed.
 func TestUnownedHTTPRouteIsLeftAlone(t *testing.T) {
 	ns := newNamespace(t)
-	theirs := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: routeTo("taken.example.com", "theirs").Template.Spec}
-	create(t, theirs, fixedState(ns, "flag", "503", ""))
+	theirs := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: builders.RouteTo("taken.example.com", "theirs").Label("app", "theirs").Template.Spec}
+	create(t, theirs, builders.FixedState(ns, "flag", "503", "").Obj())
 	before := routeOf(t, ns, "taken")()
-	dhr := dynamicHTTPRoute(ns, "taken", "flag", "503", nil, redirectToSorryPage("taken.example.com"))
+	dhr := builders.DynamicHTTPRoute(ns, "taken").State("flag").ExpectCode("503").
+		Active(builders.RedirectTo("taken.example.com", "status.example.com").Annotation("example.com/mode", "sorry")).Obj()
 	create(t, dhr)
 	eventually(t, conditionOf(dhr, v1beta1.ConditionReady)).Should(Equal("False/TargetConflict"))
 	eventually(t, eventReasons(ns, "taken")).Should(ContainElement("TargetConflict"))
@@ -161,11 +122,15 @@ func TestUnownedHTTPRouteIsLeftAlone(t *testing.T) {
 // HTTPRoutes together, and a change nobody compares writes nothing to them.
 func TestOneStateDrivesIngressesAndRoutes(t *testing.T) {
 	ns := newNamespace(t)
-	state := fixedState(ns, "killswitch", "200", "off")
+	state := builders.FixedState(ns, "killswitch", "200", "off").Obj()
 	create(t, state)
 	for _, name := range []string{"a", "b"} {
-		create(t, dynamicIngress(ns, "ing-"+name, "killswitch", "503", variant(name+".example.com", "web", nil), variant(name+".example.com", "sorry", nil)),
-			dynamicHTTPRoute(ns, "route-"+name, "killswitch", "503", routeTo(name+".example.com", "web"), redirectToSorryPage(name+".example.com")))
+		create(t, builders.DynamicIngress(ns, "ing-"+name).State("killswitch").ExpectCode("503").
+			Passive(builders.IngressTo(name+".example.com", "web").Label("app", "web")).
+			Active(builders.IngressTo(name+".example.com", "sorry").Label("app", "sorry")).Obj(),
+			builders.DynamicHTTPRoute(ns, "route-"+name).State("killswitch").ExpectCode("503").
+				Passive(builders.RouteTo(name+".example.com", "web").Label("app", "web")).
+				Active(builders.RedirectTo(name+".example.com", "status.example.com").Annotation("example.com/mode", "sorry")).Obj())
 	}
 	for _, name := range []string{"a", "b"} {
 		eventually(t, backendOf(t, ns, "ing-"+name)).Should(Equal("web"))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // laggingNamespace belongs to a manager whose cache lags behind the API
@@ -36,7 +37,7 @@ const watchLag = 3 * time.Second
 func TestStaleCacheNeverHidesAChange(t *testing.T) {
 	startLaggingManager(t)
 	flags := startFlagService(t, 200, "X")
-	state := probedState(laggingNamespace, "flag", flags.url(), metav1.Duration{Duration: time.Second}, 3)
+	state := builders.ProbedState(laggingNamespace, "flag", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(3).Obj()
 	create(t, state)
 	eventually(t, stateStatus(state)).Should(Equal(`200 "X"`))
 	time.Sleep(watchLag + 500*time.Millisecond) // the cache now holds X

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // TestSwitchAnnouncedOnce flips one state driving 50 DynamicIngresses four
@@ -30,12 +31,14 @@ func TestSwitchAnnouncedOnce(t *testing.T) {
 	ns := newNamespace(t)
 	// Every transition's message differs (the status code is in it), so
 	// the event recorder never folds two into one series.
-	state := fixedState(ns, "flag", "200", `{"on":false}`)
+	state := builders.FixedState(ns, "flag", "200", `{"on":false}`).Obj()
 	create(t, state)
 	var dis []*v1beta1.DynamicIngress
 	for i := range n {
 		name := fmt.Sprintf("site-%d", i)
-		di := dynamicIngress(ns, name, "flag", "", variant(name+".example.com", "web", nil), variant(name+".example.com", "sorry", nil))
+		di := builders.DynamicIngress(ns, name).State("flag").
+			Passive(builders.IngressTo(name+".example.com", "web").Label("app", "web")).
+			Active(builders.IngressTo(name+".example.com", "sorry").Label("app", "sorry")).Obj()
 		di.Spec.Expected = v1beta1.ExpectedResponse{Body: ptr.To(`{"on":true}`)}
 		dis = append(dis, di)
 		create(t, di)
@@ -122,7 +125,7 @@ func TestFailingProbesWriteOnce(t *testing.T) {
 		kind := []string{"reset", "hang", "tls", "refused"}[i%4]
 		// Tokens in the query string and in userinfo are never shown.
 		url := strings.Replace(endpoints[kind], "://", "://user:pa55word@", 1) + "/flags?token=s3cr3t"
-		state := probedState(ns, fmt.Sprintf("%s-%d", kind, i), url, metav1.Duration{Duration: time.Second}, 1)
+		state := builders.ProbedState(ns, fmt.Sprintf("%s-%d", kind, i), url).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(1).Obj()
 		// Long enough that a loaded machine does not turn a TLS or reset
 		// failure into a timeout now and then: that would be a real change.
 		state.Spec.Probe.Timeout = &metav1.Duration{Duration: 900 * time.Millisecond}

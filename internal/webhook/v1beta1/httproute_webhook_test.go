@@ -9,36 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
 )
-
-func routeVariant(host, service string) *v1beta1.HTTPRouteVariant {
-	return &v1beta1.HTTPRouteVariant{Template: v1beta1.HTTPRouteTemplate{Spec: gatewayv1.HTTPRouteSpec{
-		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
-		Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(host)},
-		Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-			BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(service), Port: ptr.To(gatewayv1.PortNumber(80))},
-		}}}}},
-	}}}
-}
-
-func newDHR(ns, name string) *v1beta1.DynamicHTTPRoute {
-	return &v1beta1.DynamicHTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicHTTPRouteSpec{
-			Target:       v1beta1.TargetReference{Name: name},
-			PassiveRoute: routeVariant(name+".example.com", "web"),
-			ActiveRoute:  routeVariant(name+".example.com", "sorry"),
-			State:        "flag",
-			Expected:     v1beta1.ExpectedResponse{StatusCode: "503"},
-		},
-	}
-}
 
 // rejection is what kubectl prints after `<Kind> "<name>" is invalid: `.
 func rejection(t *testing.T, err error) string {
@@ -56,11 +33,13 @@ func rejection(t *testing.T, err error) string {
 // own validation gives the message.
 func TestDynamicHTTPRouteRejections(t *testing.T) {
 	ns := newNamespace(t)
-	theirs := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: routeVariant("t.example.com", "x").Template.Spec}
+	theirs := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: builders.RouteTo("t.example.com", "x").Template.Spec}
 	if err := k8s.Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
-	first := newDHR(ns, "first")
+	first := builders.DynamicHTTPRoute(ns, "first").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("first.example.com", "web")).
+		Active(builders.RouteTo("first.example.com", "sorry")).Obj()
 	first.Spec.Target.Name, first.Spec.PassiveRoute = "shared", nil
 	if err := k8s.Create(ctx, first); err != nil {
 		t.Fatal(err)
@@ -70,18 +49,26 @@ func TestDynamicHTTPRouteRejections(t *testing.T) {
 		return len(first.Status.Conditions)
 	}).ShouldNot(BeZero())
 
-	badRedirect := newDHR(ns, "bad-redirect")
+	badRedirect := builders.DynamicHTTPRoute(ns, "bad-redirect").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("bad-redirect.example.com", "web")).
+		Active(builders.RouteTo("bad-redirect.example.com", "sorry")).Obj()
 	badRedirect.Spec.ActiveRoute.Template.Spec.Rules = []gatewayv1.HTTPRouteRule{{Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect}}}}
-	second := newDHR(ns, "second")
+	second := builders.DynamicHTTPRoute(ns, "second").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("second.example.com", "web")).
+		Active(builders.RouteTo("second.example.com", "sorry")).Obj()
 	second.Spec.Target.Name = "shared"
-	noTemplates := newDHR(ns, "no-templates")
+	noTemplates := builders.DynamicHTTPRoute(ns, "no-templates").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("no-templates.example.com", "web")).
+		Active(builders.RouteTo("no-templates.example.com", "sorry")).Obj()
 	noTemplates.Spec.PassiveRoute, noTemplates.Spec.ActiveRoute = nil, nil
 	tests := []struct {
 		name string
 		obj  *v1beta1.DynamicHTTPRoute
 		want string
 	}{
-		{"target already exists", newDHR(ns, "taken"),
+		{"target already exists", builders.DynamicHTTPRoute(ns, "taken").State("flag").ExpectCode("503").
+			Passive(builders.RouteTo("taken.example.com", "web")).
+			Active(builders.RouteTo("taken.example.com", "sorry")).Obj(),
 			`spec.target: Invalid value: "` + ns + `/taken": HTTPRoute ` + ns + `/taken already exists; a DynamicHTTPRoute creates its target and never takes over an existing HTTPRoute: delete it first or choose another name`},
 		{"target named by another DynamicHTTPRoute", second,
 			`spec.target: Invalid value: "` + ns + `/shared": DynamicHTTPRoute "first" already targets HTTPRoute ` + ns + `/shared; each HTTPRoute has at most one DynamicHTTPRoute`},
@@ -122,7 +109,9 @@ func TestWithoutGatewayAPI(t *testing.T) {
 
 	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flag"},
 		Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}
-	di := newDI(ns, "site")
+	di := builders.DynamicIngress(ns, "site").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("site.example.com", "web")).
+		Active(builders.IngressTo("site.example.com", "sorry")).Obj()
 	di.Spec.State = "flag"
 	for _, obj := range []client.Object{state, di} {
 		if err := c.Create(ctx, obj); err != nil {
@@ -137,7 +126,9 @@ func TestWithoutGatewayAPI(t *testing.T) {
 		return ""
 	}).Should(Equal("True"))
 
-	got := rejection(t, c.Create(ctx, newDHR(ns, "route")))
+	got := rejection(t, c.Create(ctx, builders.DynamicHTTPRoute(ns, "route").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("route.example.com", "web")).
+		Active(builders.RouteTo("route.example.com", "sorry")).Obj()))
 	want := `spec.target: Invalid value: "` + ns + `/route": the cluster has no gateway.networking.k8s.io/v1 HTTPRoute API (install the Gateway API CRDs)`
 	if got != want {
 		t.Errorf("kubectl would print:\n  %s\nwant:\n  %s", got, want)

@@ -20,58 +20,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
-
-func route(host, service, path string) *v1beta1.IngressVariant {
-	pathType := networkingv1.PathTypePrefix
-	return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
-		Host: host,
-		IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-			Path: path, PathType: &pathType,
-			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}}},
-		}}}},
-	}}}}}
-}
-
-func newDI(ns, name string) *v1beta1.DynamicIngress {
-	return &v1beta1.DynamicIngress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicIngressSpec{
-			Target:         v1beta1.TargetReference{Name: name},
-			PassiveIngress: route(name+".example.com", "web", "/"),
-			ActiveIngress:  route(name+".example.com", "sorry", "/"),
-			State:          "flag",
-			Expected:       v1beta1.ExpectedResponse{StatusCode: "200"},
-		},
-	}
-}
-
-func newProbeState(ns, name, url string) *v1beta1.DynamicIngressState {
-	return &v1beta1.DynamicIngressState{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: url}},
-	}
-}
-
-func scheduleState(ns, name, timeZone string, windows ...v1beta1.ScheduleWindow) *v1beta1.DynamicIngressState {
-	return &v1beta1.DynamicIngressState{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1beta1.DynamicIngressStateSpec{Schedule: &v1beta1.Schedule{TimeZone: timeZone, Windows: windows}},
-	}
-}
 
 // TestRejections sends bad objects through the API server and asserts what
 // kubectl would print, and that nothing was created.
 func TestRejections(t *testing.T) {
 	ns := newNamespace(t)
-	taken := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: route("t.example.com", "x", "/").Template.Spec}
+	taken := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Spec: builders.IngressTo("t.example.com", "x").Template.Spec}
 	if err := k8s.Create(ctx, taken); err != nil {
 		t.Fatal(err)
 	}
 	// A DynamicIngress that names target "shared" (in a mode without an
 	// Ingress, so only the DynamicIngress stands for it), and is in the
 	// manager's cache once the controller has reported on it.
-	first := newDI(ns, "first")
+	first := builders.DynamicIngress(ns, "first").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("first.example.com", "web")).
+		Active(builders.IngressTo("first.example.com", "sorry")).Obj()
 	first.Spec.Target.Name = "shared"
 	first.Spec.PassiveIngress = nil
 	if err := k8s.Create(ctx, first); err != nil {
@@ -88,14 +53,18 @@ func TestRejections(t *testing.T) {
 		field, msg string
 	}{
 		{
-			name:  "target already exists",
-			obj:   newDI(ns, "taken"),
+			name: "target already exists",
+			obj: builders.DynamicIngress(ns, "taken").State("flag").ExpectCode("200").
+				Passive(builders.IngressTo("taken.example.com", "web")).
+				Active(builders.IngressTo("taken.example.com", "sorry")).Obj(),
 			field: "spec.target", msg: `Invalid value: "` + ns + `/taken": Ingress ` + ns + `/taken already exists`,
 		},
 		{
 			name: "target named by another DynamicIngress",
 			obj: func() client.Object {
-				di := newDI(ns, "second")
+				di := builders.DynamicIngress(ns, "second").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("second.example.com", "web")).
+					Active(builders.IngressTo("second.example.com", "sorry")).Obj()
 				di.Spec.Target.Name = "shared"
 				return di
 			}(),
@@ -104,7 +73,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "target in another namespace",
 			obj: func() client.Object {
-				di := newDI(ns, "elsewhere")
+				di := builders.DynamicIngress(ns, "elsewhere").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("elsewhere.example.com", "web")).
+					Active(builders.IngressTo("elsewhere.example.com", "sorry")).Obj()
 				di.Spec.Target.Namespace = "default"
 				return di
 			}(),
@@ -113,8 +84,10 @@ func TestRejections(t *testing.T) {
 		{
 			name: "template the API server rejects as an Ingress",
 			obj: func() client.Object {
-				di := newDI(ns, "bad-path")
-				di.Spec.ActiveIngress = route("b.example.com", "sorry", "sorry-page")
+				di := builders.DynamicIngress(ns, "bad-path").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("bad-path.example.com", "web")).
+					Active(builders.IngressTo("bad-path.example.com", "sorry")).Obj()
+				di.Spec.ActiveIngress = builders.IngressTo("b.example.com", "sorry").Path("sorry-page").Obj()
 				return di
 			}(),
 			field: "spec.activeIngress.template.spec.rules[0].http.paths[0].path", msg: `Invalid value: "sorry-page": must be an absolute path`,
@@ -122,7 +95,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "template with neither rules nor default backend",
 			obj: func() client.Object {
-				di := newDI(ns, "empty-tpl")
+				di := builders.DynamicIngress(ns, "empty-tpl").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("empty-tpl.example.com", "web")).
+					Active(builders.IngressTo("empty-tpl.example.com", "sorry")).Obj()
 				di.Spec.PassiveIngress = &v1beta1.IngressVariant{}
 				return di
 			}(),
@@ -131,7 +106,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "template with a bad annotation name",
 			obj: func() client.Object {
-				di := newDI(ns, "bad-annotation")
+				di := builders.DynamicIngress(ns, "bad-annotation").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("bad-annotation.example.com", "web")).
+					Active(builders.IngressTo("bad-annotation.example.com", "sorry")).Obj()
 				di.Spec.ActiveIngress.Template.Metadata.Annotations = map[string]string{"not valid/": "x"}
 				return di
 			}(),
@@ -140,7 +117,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "both templates null",
 			obj: func() client.Object {
-				di := newDI(ns, "no-templates")
+				di := builders.DynamicIngress(ns, "no-templates").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("no-templates.example.com", "web")).
+					Active(builders.IngressTo("no-templates.example.com", "sorry")).Obj()
 				di.Spec.PassiveIngress, di.Spec.ActiveIngress = nil, nil
 				return di
 			}(),
@@ -149,7 +128,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "empty expected",
 			obj: func() client.Object {
-				di := newDI(ns, "no-expected")
+				di := builders.DynamicIngress(ns, "no-expected").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("no-expected.example.com", "web")).
+					Active(builders.IngressTo("no-expected.example.com", "sorry")).Obj()
 				di.Spec.Expected = v1beta1.ExpectedResponse{}
 				return di
 			}(),
@@ -158,7 +139,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "status code 700",
 			obj: func() client.Object {
-				di := newDI(ns, "bad-code")
+				di := builders.DynamicIngress(ns, "bad-code").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("bad-code.example.com", "web")).
+					Active(builders.IngressTo("bad-code.example.com", "sorry")).Obj()
 				di.Spec.Expected.StatusCode = "700"
 				return di
 			}(),
@@ -166,18 +149,18 @@ func TestRejections(t *testing.T) {
 		},
 		{
 			name:  "probe URL not http(s)",
-			obj:   newProbeState(ns, "ftp", "ftp://flags.example.com/killswitch"),
+			obj:   builders.ProbedState(ns, "ftp", "ftp://flags.example.com/killswitch").Obj(),
 			field: "spec.probe.url", msg: `Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
 		},
 		{
 			name:  "probe URL on a denied literal address",
-			obj:   newProbeState(ns, "metadata", "http://169.254.169.254/latest/meta-data/"),
+			obj:   builders.ProbedState(ns, "metadata", "http://169.254.169.254/latest/meta-data/").Obj(),
 			field: "spec.probe.url", msg: `Invalid value: "http://169.254.169.254/latest/meta-data/": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`,
 		},
 		{
 			name: "probe timeout over interval",
 			obj: func() client.Object {
-				s := newProbeState(ns, "slow", "https://flags.example.com/x")
+				s := builders.ProbedState(ns, "slow", "https://flags.example.com/x").Obj()
 				s.Spec.Probe.Interval = &metav1.Duration{Duration: 2 * time.Second}
 				s.Spec.Probe.Timeout = &metav1.Duration{Duration: 3 * time.Second}
 				return s
@@ -187,7 +170,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "expression that does not compile",
 			obj: func() client.Object {
-				di := newDI(ns, "bad-cel")
+				di := builders.DynamicIngress(ns, "bad-cel").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("bad-cel.example.com", "web")).
+					Active(builders.IngressTo("bad-cel.example.com", "sorry")).Obj()
 				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: "response.json.enabled =="}
 				return di
 			}(),
@@ -196,7 +181,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "expression of the wrong type",
 			obj: func() client.Object {
-				di := newDI(ns, "typed-cel")
+				di := builders.DynamicIngress(ns, "typed-cel").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("typed-cel.example.com", "web")).
+					Active(builders.IngressTo("typed-cel.example.com", "sorry")).Obj()
 				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.code == "503"`}
 				return di
 			}(),
@@ -205,7 +192,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "expression too expensive",
 			obj: func() client.Object {
-				di := newDI(ns, "costly-cel")
+				di := builders.DynamicIngress(ns, "costly-cel").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("costly-cel.example.com", "web")).
+					Active(builders.IngressTo("costly-cel.example.com", "sorry")).Obj()
 				di.Spec.Expected = v1beta1.ExpectedResponse{Expression: `response.json.items.all(a, response.json.items.all(b, response.json.items.exists(c, a == b && b == c)))`}
 				return di
 			}(),
@@ -215,7 +204,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "unknown bodyMatch",
 			obj: func() client.Object {
-				di := newDI(ns, "regex")
+				di := builders.DynamicIngress(ns, "regex").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("regex.example.com", "web")).
+					Active(builders.IngressTo("regex.example.com", "sorry")).Obj()
 				di.Spec.Expected.BodyMatch = "Regex"
 				return di
 			}(),
@@ -224,7 +215,9 @@ func TestRejections(t *testing.T) {
 		{
 			name: "unknown failurePolicy",
 			obj: func() client.Object {
-				di := newDI(ns, "never")
+				di := builders.DynamicIngress(ns, "never").State("flag").ExpectCode("200").
+					Passive(builders.IngressTo("never.example.com", "web")).
+					Active(builders.IngressTo("never.example.com", "sorry")).Obj()
 				di.Spec.FailurePolicy = "Never"
 				return di
 			}(),
@@ -232,34 +225,34 @@ func TestRejections(t *testing.T) {
 		},
 		{
 			name:  "invalid cron",
-			obj:   scheduleState(ns, "bad-cron", "", v1beta1.ScheduleWindow{Cron: "0 25 * * *", Duration: &metav1.Duration{Duration: time.Hour}}),
+			obj:   builders.ScheduleState(ns, "bad-cron").Cron("0 25 * * *", time.Hour).Obj(),
 			field: "spec.schedule.windows[0].cron", msg: `Invalid value: "0 25 * * *": invalid cron expression: end of range (25) above maximum (23): 25`,
 		},
 		{
 			name:  "unknown time zone",
-			obj:   scheduleState(ns, "bad-tz", "Mars/Olympus", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: time.Hour}}),
+			obj:   builders.ScheduleState(ns, "bad-tz").TimeZone("Mars/Olympus").Cron("0 2 * * 0", time.Hour).Obj(),
 			field: "spec.schedule.timeZone", msg: `Invalid value: "Mars/Olympus": unknown time zone: must be an IANA time zone name such as Asia/Tokyo`,
 		},
 		{
 			name:  "duration over a week",
-			obj:   scheduleState(ns, "long", "", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: 200 * time.Hour}}),
+			obj:   builders.ScheduleState(ns, "long").Cron("0 2 * * 0", 200*time.Hour).Obj(),
 			field: "spec.schedule.windows[0].duration", msg: `Invalid value: "200h0m0s": must be between 1m and 168h`,
 		},
 		{
 			name:  "end not after start",
-			obj:   scheduleState(ns, "backwards", "", v1beta1.ScheduleWindow{Start: "2026-12-26T00:00:00+09:00", End: "2026-12-24T00:00:00+09:00"}),
+			obj:   builders.ScheduleState(ns, "backwards").OneOff("2026-12-26T00:00:00+09:00", "2026-12-24T00:00:00+09:00").Obj(),
 			field: "spec.schedule.windows[0].end", msg: `Invalid value: "2026-12-24T00:00:00+09:00": must be after start`,
 		},
 		{
 			name: "a window both recurring and one-off",
-			obj: scheduleState(ns, "mixed", "", v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: time.Hour},
-				Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"}),
+			obj: builders.ScheduleState(ns, "mixed").Window(v1beta1.ScheduleWindow{Cron: "0 2 * * 0", Duration: &metav1.Duration{Duration: time.Hour},
+				Start: "2026-12-24T00:00:00+09:00", End: "2026-12-26T00:00:00+09:00"}).Obj(),
 			field: "spec.schedule.windows[0]", msg: "Invalid value: a window is either cron with duration, or start with end",
 		},
 		{
 			name: "explicit failureThreshold 0",
 			obj: func() client.Object {
-				s := newProbeState(ns, "zero", "https://flags.example.com/x")
+				s := builders.ProbedState(ns, "zero", "https://flags.example.com/x").Obj()
 				s.Spec.Probe.FailureThreshold = ptr.To[int32](0)
 				return s
 			}(),
@@ -281,7 +274,7 @@ func TestRejections(t *testing.T) {
 		{
 			name: "fixed and probe",
 			obj: func() client.Object {
-				s := newProbeState(ns, "both", "https://flags.example.com/x")
+				s := builders.ProbedState(ns, "both", "https://flags.example.com/x").Obj()
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 				return s
 			}(),
@@ -325,7 +318,9 @@ func TestRejections(t *testing.T) {
 
 func TestTargetIsImmutable(t *testing.T) {
 	ns := newNamespace(t)
-	di := newDI(ns, "site")
+	di := builders.DynamicIngress(ns, "site").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("site.example.com", "web")).
+		Active(builders.IngressTo("site.example.com", "sorry")).Obj()
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +336,9 @@ func TestInvalidTemplateOnUpdate(t *testing.T) {
 		Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}); err != nil {
 		t.Fatal(err)
 	}
-	di := newDI(ns, "site")
+	di := builders.DynamicIngress(ns, "site").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("site.example.com", "web")).
+		Active(builders.IngressTo("site.example.com", "sorry")).Obj()
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
 	}
@@ -350,13 +347,15 @@ func TestInvalidTemplateOnUpdate(t *testing.T) {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "site"}, &networkingv1.Ingress{})
 	}).Should(Succeed())
 	err := patchDI(di, func(di *v1beta1.DynamicIngress) {
-		di.Spec.ActiveIngress = route("site.example.com", "sorry", "relative")
+		di.Spec.ActiveIngress = builders.IngressTo("site.example.com", "sorry").Path("relative").Obj()
 	})
 	if want := `spec.activeIngress.template.spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("update error %v, want it to contain %s", err, want)
 	}
 	// A valid change of the template on an existing target is accepted.
-	if err := patchDI(di, func(di *v1beta1.DynamicIngress) { di.Spec.ActiveIngress = route("site.example.com", "sorry-v2", "/") }); err != nil {
+	if err := patchDI(di, func(di *v1beta1.DynamicIngress) {
+		di.Spec.ActiveIngress = builders.IngressTo("site.example.com", "sorry-v2").Obj()
+	}); err != nil {
 		t.Errorf("a valid update was rejected: %v", err)
 	}
 }
@@ -374,7 +373,9 @@ func patchDI(di *v1beta1.DynamicIngress, change func(*v1beta1.DynamicIngress)) e
 // would keep a DynamicIngress with a finalizer from ever going away.
 func TestTerminatingNamespaceDoesNotBlockDeletion(t *testing.T) {
 	ns := newNamespace(t)
-	di := newDI(ns, "held")
+	di := builders.DynamicIngress(ns, "held").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("held.example.com", "web")).
+		Active(builders.IngressTo("held.example.com", "sorry")).Obj()
 	di.Finalizers = []string{"example.com/hold"}
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
@@ -405,7 +406,9 @@ func TestTerminatingNamespaceDoesNotBlockDeletion(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	ns := newNamespace(t)
-	di := newDI(ns, "site")
+	di := builders.DynamicIngress(ns, "site").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("site.example.com", "web")).
+		Active(builders.IngressTo("site.example.com", "sorry")).Obj()
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +445,9 @@ func TestDefaults(t *testing.T) {
 // transitions with both webhooks in the path of every request.
 func TestTransitionsWithWebhooks(t *testing.T) {
 	ns := newNamespace(t)
-	di := newDI(ns, "shop")
+	di := builders.DynamicIngress(ns, "shop").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("shop.example.com", "web")).
+		Active(builders.IngressTo("shop.example.com", "sorry")).Obj()
 	di.Spec.Target.Namespace = ""
 	if err := k8s.Create(ctx, di); err != nil {
 		t.Fatal(err)
