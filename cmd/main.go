@@ -117,7 +117,7 @@ func run() error {
 		LeaderElectionNamespace: leaderElectNamespace,
 		// A leader that stops cleanly (a rolling update, a drained node)
 		// gives the Lease up, so a standby takes over within its retry
-		// period (2s) instead of waiting for the Lease to expire (15s),
+		// period (2s, jittered up to 4.4s) instead of waiting for the Lease to expire (15s),
 		// during which no state would be probed and nothing would switch.
 		// This is safe only because the process exits as soon as
 		// mgr.Start returns (run returns, main exits): nothing acts as

@@ -26,6 +26,10 @@ type Options struct {
 	// collector and the namespace controller, so that deleting an owner
 	// deletes what it owns and deleting a namespace empties it.
 	GarbageCollector bool
+	// AuditPolicy, when set, is an audit.k8s.io/v1 Policy (YAML): the API
+	// server then writes the requests it selects to AuditLog, one JSON
+	// event per line, so a test can see who wrote what.
+	AuditPolicy string
 }
 
 // Cluster is a local control plane: etcd and kube-apiserver (through
@@ -38,9 +42,13 @@ type Cluster struct {
 	// WebhookPort is where the API server expects it, on 127.0.0.1.
 	WebhookCertDir string
 	WebhookPort    int
+	// AuditLog is the API server's audit log (with Options.AuditPolicy).
+	AuditLog string
 
-	env *envtest.Environment
-	kcm *exec.Cmd
+	dir          string
+	env          *envtest.Environment
+	apiServerLog *os.File
+	kcm          *exec.Cmd
 	// kcmDone is closed when kube-controller-manager exits.
 	kcmDone chan struct{}
 }
@@ -51,10 +59,35 @@ func Start(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	env := Environment(opts.Webhooks)
+	// The API server keeps its certificates and keys in Dir rather than in
+	// a directory of its own that envtest deletes when it stops: restarted
+	// with StartAPIServer, it then serves the same certificate, so the
+	// kubeconfigs handed out stay valid.
+	apiServer := env.ControlPlane.GetAPIServer()
+	apiServer.CertDir = filepath.Join(opts.Dir, "kube-apiserver")
+	env.ControlPlaneStopTimeout = stopTimeout
+	if err := os.MkdirAll(apiServer.CertDir, 0o700); err != nil {
+		return nil, err
+	}
+	apiServerLog, err := os.OpenFile(filepath.Join(opts.Dir, "kube-apiserver.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	apiServer.Out, apiServer.Err = apiServerLog, apiServerLog
+	c := &Cluster{env: env, dir: opts.Dir, apiServerLog: apiServerLog}
+	if opts.AuditPolicy != "" {
+		policy := filepath.Join(opts.Dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(opts.AuditPolicy), 0o600); err != nil {
+			_ = apiServerLog.Close()
+			return nil, err
+		}
+		c.AuditLog = filepath.Join(opts.Dir, "audit.log")
+		apiServer.Configure().Set("audit-policy-file", policy).Set("audit-log-path", c.AuditLog)
+	}
 	if _, err := env.Start(); err != nil {
+		_ = apiServerLog.Close()
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s (run `make envtest-assets`): %w", AssetsDir(), err)
 	}
-	c := &Cluster{env: env}
 	if opts.Webhooks {
 		c.WebhookCertDir, c.WebhookPort = env.WebhookInstallOptions.LocalServingCertDir, env.WebhookInstallOptions.LocalServingPort
 	}
@@ -64,13 +97,7 @@ func Start(opts Options) (*Cluster, error) {
 		_ = c.Stop()
 		return nil, fmt.Errorf("adding an admin user: %w", err)
 	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		_ = c.Stop()
-		return nil, err
-	}
-	c.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
-	if err := os.WriteFile(c.Kubeconfig, kubeconfig, 0o600); err != nil {
+	if c.Kubeconfig, err = c.writeKubeconfig(admin, "kubeconfig"); err != nil {
 		_ = c.Stop()
 		return nil, err
 	}
@@ -81,6 +108,66 @@ func Start(opts Options) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// AddUser writes a kubeconfig for a new user of the cluster, named name
+// and member of system:masters, and returns its path. Processes given
+// different users are told apart in the API server's audit log.
+func (c *Cluster) AddUser(name string) (string, error) {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return c.writeKubeconfig(user, "kubeconfig-"+name)
+}
+
+func (c *Cluster) writeKubeconfig(user *envtest.AuthenticatedUser, file string) (string, error) {
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.dir, file)
+	return path, os.WriteFile(path, kubeconfig, 0o600)
+}
+
+// stopTimeout bounds the graceful shutdown of etcd and kube-apiserver,
+// after which they are killed. kube-apiserver stops listening at once, but
+// waits for every open watch to end, and clients (kube-controller-manager,
+// a manager) keep theirs open for up to 30 minutes: without a bound, every
+// stop with a client connected would take envtest's default 20s.
+const stopTimeout = 3 * time.Second
+
+// StopAPIServer stops kube-apiserver with SIGTERM (SIGKILL after
+// stopTimeout) and leaves etcd and every other process running.
+// It returns once nothing answers on the API server's address.
+func (c *Cluster) StopAPIServer() error {
+	stopErr := c.env.ControlPlane.APIServer.Stop()
+	// envtest reports the kill after the timeout as an error, and does not
+	// wait for the killed process to end.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", c.APIServerAddress(), time.Second)
+		if err != nil {
+			return nil
+		}
+		_ = conn.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver still answers on %s after it was stopped (%v)", c.APIServerAddress(), stopErr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same address, with the same certificates, flags and etcd (so with the
+// same data), and returns once it answers /healthz.
+func (c *Cluster) StartAPIServer() error {
+	return c.env.ControlPlane.APIServer.Start()
+}
+
+// APIServerAddress is where kube-apiserver serves, host:port.
+func (c *Cluster) APIServerAddress() string {
+	return c.env.ControlPlane.APIServer.HostPort()
 }
 
 // startGarbageCollector runs kube-controller-manager with the garbage
@@ -129,6 +216,9 @@ func (c *Cluster) Stop() error {
 	if c.env != nil {
 		errs = append(errs, c.env.Stop())
 	}
+	if c.apiServerLog != nil {
+		_ = c.apiServerLog.Close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -156,3 +246,6 @@ func freePort() (int, error) {
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+func FreePort() (int, error) { return freePort() }
