@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 const namespace = "demo"

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
 )
 
 // TestCRDSchemaRejects sends invalid objects to the API server with no

@@ -19,8 +19,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 var (
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	controlplane.SetTestLogger()
+	suite.SetTestLogger()
 
 	env := controlplane.Environment(false)
 	cfg, err := env.Start()
@@ -138,9 +139,9 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s) }
+func newNamespace(t *testing.T) string { return suite.NewNamespace(t, k8s) }
 
-func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }
+func eventually(t *testing.T, f any) gomega.AsyncAssertion { return suite.Eventually(t, f) }
 
 // cacheOptionsExcept is the manager's cache configuration without the
 // objects of some namespaces, which tests hand to managers of their own.

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // config is the size of every measure of one run.
@@ -160,7 +161,7 @@ func runBench(t *testing.T, cfg config) {
 		cfg.command += " (BENCH_ONLY=" + only + ")"
 		cfg.writeDocs = false
 	}
-	controlplane.SetTestLogger()
+	suite.SetTestLogger()
 	b := &bench{cfg: cfg, started: time.Now()}
 	b.report.cfg = cfg
 	b.report.start = time.Now()

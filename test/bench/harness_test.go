@@ -23,7 +23,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 // harness is one local control plane with the clients, the manager binary

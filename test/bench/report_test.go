@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 // report is everything one run measured.

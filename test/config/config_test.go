@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 // render builds config/default into unstructured objects.

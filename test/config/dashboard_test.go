@@ -14,8 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
 )
 
 // dashboardFile is the Grafana dashboard config/grafana ships.

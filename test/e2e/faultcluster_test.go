@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // faultCluster is a local cluster of one fault test's own: the tests that
@@ -39,7 +40,7 @@ func startFaultCluster(t *testing.T, auditPolicy string) *faultCluster {
 	}
 	// envtest logs through controller-runtime's logger: set it, or
 	// controller-runtime prints a warning with a stack trace.
-	controlplane.SetTestLogger()
+	suite.SetTestLogger()
 	c, err := controlplane.Start(controlplane.Options{Dir: dir, GarbageCollector: true, Webhooks: true, AuditPolicy: auditPolicy})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 // leaseName is the manager's leader election Lease (cmd/main.go).

@@ -13,8 +13,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // rejection is what kubectl prints after `<Kind> "<name>" is invalid: `.
@@ -105,7 +106,7 @@ func TestWithoutGatewayAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := controlplane.NewNamespace(t, c)
+	ns := suite.NewNamespace(t, c)
 
 	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flag"},
 		Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200"}}}

@@ -21,9 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 var (
@@ -44,7 +45,7 @@ func runSuite(m *testing.M) int {
 		// Fuzz workers run only the pure fuzz targets: no control plane.
 		return m.Run()
 	}
-	controlplane.SetTestLogger()
+	suite.SetTestLogger()
 
 	env := controlplane.Environment(true)
 	cfg, err := env.Start()
@@ -136,6 +137,6 @@ func waitForWebhookServer(host string, port int) error {
 	return fmt.Errorf("the webhook server did not listen on %s within 20s", addr)
 }
 
-func newNamespace(t *testing.T) string { return controlplane.NewNamespace(t, k8s) }
+func newNamespace(t *testing.T) string { return suite.NewNamespace(t, k8s) }
 
-func eventually(t *testing.T, f any) gomega.AsyncAssertion { return controlplane.Eventually(t, f) }
+func eventually(t *testing.T, f any) gomega.AsyncAssertion { return suite.Eventually(t, f) }

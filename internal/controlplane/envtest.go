@@ -1,20 +1,9 @@
 package controlplane
 
 import (
-	"context"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
-	"testing"
-	"time"
 
-	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // Environment is the envtest control plane of this project: the control
@@ -48,36 +37,4 @@ func EnvironmentWithoutGatewayAPI(webhooks bool) *envtest.Environment {
 // WebhookManifests is the generated webhook configuration file.
 func WebhookManifests() string {
 	return filepath.Join(RepoRoot(), "config", "webhook", "manifests.yaml")
-}
-
-// NewNamespace creates a namespace of its own for one test, named after it.
-func NewNamespace(t testing.TB, c client.Client) string {
-	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	ns := &corev1.Namespace{}
-	ns.GenerateName = strings.TrimSuffix(name, "-") + "-"
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return ns.Name
-}
-
-// Eventually is gomega's Eventually with the timeouts of this project's
-// suites: 20s, polling every 50ms.
-func Eventually(t testing.TB, f any) gomega.AsyncAssertion {
-	t.Helper()
-	return gomega.NewWithT(t).Eventually(f).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond)
-}
-
-// SetTestLogger sends controller-runtime's logs nowhere, or to stderr when
-// TEST_VERBOSE is set.
-func SetTestLogger() {
-	logs := io.Discard
-	if os.Getenv("TEST_VERBOSE") != "" {
-		logs = os.Stderr
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 }
