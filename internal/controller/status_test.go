@@ -461,3 +461,40 @@ func TestBoundaryTimers(t *testing.T) {
 
 // micro is t as the MicroTime of status.lastUpdateTime.
 func micro(t metav1.Time) *metav1.MicroTime { return &metav1.MicroTime{Time: t.Time} }
+
+func TestSwitchLatency(t *testing.T) {
+	changed := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	now := changed.Add(1500 * time.Millisecond)
+	state := &v1beta1.DynamicIngressState{Status: v1beta1.DynamicIngressStateStatus{LastUpdateTime: &metav1.MicroTime{Time: changed}}}
+	withActive := func(status metav1.ConditionStatus) *v1beta1.DynamicIngress {
+		di := &v1beta1.DynamicIngress{}
+		if status != "" {
+			di.Status.Conditions = []metav1.Condition{{Type: "Active", Status: status, Reason: "NotMatched"}}
+		}
+		return di
+	}
+	matched := metav1.Condition{Type: "Active", Status: "True", Reason: "Matched"}
+	tests := []struct {
+		name      string
+		sw        *v1beta1.DynamicIngress
+		state     *v1beta1.DynamicIngressState
+		active    metav1.Condition
+		want      time.Duration
+		wantKnown bool
+	}{
+		{"a switch the response caused", withActive("False"), state, matched, 1500 * time.Millisecond, true},
+		{"the first mode at creation is no switch", withActive(""), state, matched, 0, false},
+		{"the same mode is no switch", withActive("True"), state, matched, 0, false},
+		{"an override has no moment", withActive("False"), state, metav1.Condition{Type: "Active", Status: "True", Reason: "Overridden"}, 0, false},
+		{"a missing state has no moment", withActive("False"), nil, metav1.Condition{Type: "Active", Status: "True", Reason: "StateNotFound"}, 0, false},
+		{"a state never updated has no moment", withActive("False"), &v1beta1.DynamicIngressState{}, matched, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, known := switchLatency(tt.sw, tt.state, tt.active, now)
+			if got != tt.want || known != tt.wantKnown {
+				t.Errorf("switchLatency = %v, %v; want %v, %v", got, known, tt.want, tt.wantKnown)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -86,7 +87,7 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 
 // kindName is the switch kind in lower case, to name controllers.
 func kindName(kind target.Kind) string {
-	return map[string]string{"DynamicIngress": "dynamicingress", "DynamicHTTPRoute": "dynamichttproute"}[kind.SwitchKind()]
+	return strings.ToLower(kind.SwitchKind())
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses;dynamichttproutes,verbs=get;list;watch
@@ -144,10 +145,8 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// what traffic sees, so each reconcile writes its target only, and
 		// the status (and the event) is written by a later reconcile that
 		// waits behind the targets of the others (docs/benchmarks.md).
-		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status != active.Status {
-			if latency, known := switchLatency(state, active, r.Clock.Now()); known {
-				metrics.ObserveSwitchLatency(kind, latency)
-			}
+		if latency, known := switchLatency(sw, state, active, r.Clock.Now()); known {
+			metrics.ObserveSwitchLatency(kind, latency)
 		}
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}

@@ -185,11 +185,13 @@ func claimsBefore(a, b target.Switch) bool {
 
 // switchLatency is how long a switch took from the moment the state's
 // response changed (its status.lastUpdateTime) until now, when the target
-// has been written. It is known only for a switch the response caused: an
-// override, or a failure policy acting on a missing state, has no such
-// moment.
-func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, now time.Time) (time.Duration, bool) {
-	if state == nil || state.Status.LastUpdateTime == nil {
+// has been written. It is known only for a switch (the mode differs from
+// the one the status shows; the first mode at creation is none) that the
+// response caused: an override, or a failure policy acting on a missing
+// state, has no such moment.
+func switchLatency(sw target.Switch, state *v1beta1.DynamicIngressState, active metav1.Condition, now time.Time) (time.Duration, bool) {
+	prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive)
+	if prev == nil || prev.Status == active.Status || state == nil || state.Status.LastUpdateTime == nil {
 		return 0, false
 	}
 	switch active.Reason {

@@ -15,7 +15,6 @@ package chart_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -161,56 +160,6 @@ func renderConfig(t *testing.T, dir string) []*unstructured.Unstructured {
 			t.Fatal(err)
 		}
 		out = append(out, obj)
-	}
-	return out
-}
-
-// find returns the objects of a kind.
-func find(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// only returns the one object of a kind, decoded into T.
-func only[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
-	t.Helper()
-	found := find(objs, kind)
-	if len(found) != 1 {
-		t.Fatalf("%d objects of kind %s, want 1", len(found), kind)
-	}
-	return decode[T](t, found[0])
-}
-
-// named returns the object of a kind and name, decoded into T.
-func named[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
-	t.Helper()
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
-			return decode[T](t, o)
-		}
-	}
-	t.Fatalf("no %s %s", kind, name)
-	return nil
-}
-
-// decode converts an object into T, refusing fields T does not know (a
-// misspelt field in a template would otherwise go unnoticed).
-func decode[T any](t *testing.T, o *unstructured.Unstructured) *T {
-	t.Helper()
-	raw, err := json.Marshal(o.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := new(T)
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		t.Fatalf("decoding the %s %s: %v", o.GetKind(), o.GetName(), err)
 	}
 	return out
 }

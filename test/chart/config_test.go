@@ -2,6 +2,7 @@ package chart_test
 
 import (
 	"bytes"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,10 +59,10 @@ func TestChartHasTheObjectsOfConfig(t *testing.T) {
 func pairs[T any](t *testing.T, config, chart []*unstructured.Unstructured, kind string) map[string][2]*T {
 	t.Helper()
 	out := map[string][2]*T{}
-	for _, c := range find(config, kind) {
-		for _, h := range find(chart, kind) {
+	for _, c := range suite.Find(config, kind) {
+		for _, h := range suite.Find(chart, kind) {
 			if h.GetName() == c.GetName() && h.GetNamespace() == c.GetNamespace() {
-				out[c.GetName()] = [2]*T{decode[T](t, c), decode[T](t, h)}
+				out[c.GetName()] = [2]*T{suite.Decode[T](t, c), suite.Decode[T](t, h)}
 			}
 		}
 	}
@@ -191,7 +192,7 @@ func TestManagerMatchesConfig(t *testing.T) {
 		// Certificate's Secret at --webhook-cert-path.
 		path := effectiveFlags(t, cm.Args)["webhook-cert-path"]
 		certSecret := func(objs []*unstructured.Unstructured) string {
-			return only[certmanagerv1.Certificate](t, objs, "Certificate").Spec.SecretName
+			return suite.Only[certmanagerv1.Certificate](t, objs, "Certificate").Spec.SecretName
 		}
 		if got := secretMountedAt(t, c, path); got != certSecret(config) {
 			t.Fatalf("config/default mounts %q at %s, not its Certificate's Secret: the test no longer understands config/", got, path)
@@ -246,11 +247,11 @@ func TestServiceMonitorMatchesConfig(t *testing.T) {
 	config := renderConfig(t, filepath.Join(dir, "default"))
 	chart := renderChart(t, bundleRelease, bundleNamespace, map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}})
 	for _, objs := range [][]*unstructured.Unstructured{config, chart} {
-		if n := len(find(objs, "ServiceMonitor")); n != 1 {
+		if n := len(suite.Find(objs, "ServiceMonitor")); n != 1 {
 			t.Fatalf("%d ServiceMonitors, want 1", n)
 		}
 	}
-	c, h := find(config, "ServiceMonitor")[0], find(chart, "ServiceMonitor")[0]
+	c, h := suite.Find(config, "ServiceMonitor")[0], suite.Find(chart, "ServiceMonitor")[0]
 	if objectKey(c) != objectKey(h) {
 		t.Errorf("ServiceMonitor %s in config/default, %s in the chart", objectKey(c), objectKey(h))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func TestRenderingsDryRunApply(t *testing.T) {
 		if err := c.Create(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range find(r.objs, "CustomResourceDefinition") {
+		for _, o := range suite.Find(r.objs, "CustomResourceDefinition") {
 			if err := c.Create(ctx, o.DeepCopy()); err != nil {
 				t.Fatalf("creating CRD %s: %v", o.GetName(), err)
 			}

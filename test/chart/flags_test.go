@@ -2,6 +2,7 @@ package chart_test
 
 import (
 	"bytes"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -194,11 +195,11 @@ func TestEveryManagerFlagIsAValue(t *testing.T) {
 		t.Errorf("flags the test knows but the manager no longer has: %v", unknown)
 	}
 
-	defaults := effectiveFlags(t, managerContainer(t, only[appsv1.Deployment](t, renderDefault(t), "Deployment")).Args)
+	defaults := effectiveFlags(t, managerContainer(t, suite.Only[appsv1.Deployment](t, renderDefault(t), "Deployment")).Args)
 	for name, fv := range flagValues {
 		t.Run(name, func(t *testing.T) {
 			objs := renderChart(t, bundleRelease, bundleNamespace, fv.values)
-			args := managerContainer(t, only[appsv1.Deployment](t, objs, "Deployment")).Args
+			args := managerContainer(t, suite.Only[appsv1.Deployment](t, objs, "Deployment")).Args
 			if !slices.Contains(args, fv.arg) {
 				t.Errorf("with values %v the manager's args are %v, want %s in them", fv.values, args, fv.arg)
 			}
@@ -213,8 +214,8 @@ func TestEveryManagerFlagIsAValue(t *testing.T) {
 // manager the same configuration as config/default's: every flag the same,
 // whether set or left to its default.
 func TestManagerArgsMatchConfig(t *testing.T) {
-	chartArgs := managerContainer(t, only[appsv1.Deployment](t, renderDefault(t), "Deployment")).Args
-	configArgs := managerContainer(t, only[appsv1.Deployment](t, renderConfig(t, ""), "Deployment")).Args
+	chartArgs := managerContainer(t, suite.Only[appsv1.Deployment](t, renderDefault(t), "Deployment")).Args
+	configArgs := managerContainer(t, suite.Only[appsv1.Deployment](t, renderConfig(t, ""), "Deployment")).Args
 	if diff := cmp.Diff(effectiveFlags(t, configArgs), effectiveFlags(t, chartArgs)); diff != "" {
 		t.Errorf("the manager's flags (-config/default +chart with default values):\n%s\nconfig args: %v\nchart args:  %v", diff, configArgs, chartArgs)
 	}

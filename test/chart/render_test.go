@@ -3,6 +3,7 @@ package chart_test
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"slices"
 	"sort"
 	"strings"
@@ -31,19 +32,6 @@ func kinds(objs []*unstructured.Unstructured) map[string]int {
 	return out
 }
 
-// selectsPods reports whether a label selector selects the Deployment's pods.
-func selectsPods(t *testing.T, sel *metav1.LabelSelector, deploy *appsv1.Deployment) bool {
-	t.Helper()
-	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Matches(labels.Set(deploy.Spec.Template.Labels))
-}
-
 // containerPort returns the container port a Service's targetPort reaches.
 func containerPort(c corev1.Container, target intstr.IntOrString) int32 {
 	for _, p := range c.Ports {
@@ -58,13 +46,13 @@ func containerPort(c corev1.Container, target intstr.IntOrString) int32 {
 func webhookClientConfigs(t *testing.T, objs []*unstructured.Unstructured) map[string]admissionregistrationv1.WebhookClientConfig {
 	t.Helper()
 	out := map[string]admissionregistrationv1.WebhookClientConfig{}
-	for _, o := range find(objs, "MutatingWebhookConfiguration") {
-		for _, w := range decode[admissionregistrationv1.MutatingWebhookConfiguration](t, o).Webhooks {
+	for _, o := range suite.Find(objs, "MutatingWebhookConfiguration") {
+		for _, w := range suite.Decode[admissionregistrationv1.MutatingWebhookConfiguration](t, o).Webhooks {
 			out[w.Name] = w.ClientConfig
 		}
 	}
-	for _, o := range find(objs, "ValidatingWebhookConfiguration") {
-		for _, w := range decode[admissionregistrationv1.ValidatingWebhookConfiguration](t, o).Webhooks {
+	for _, o := range suite.Find(objs, "ValidatingWebhookConfiguration") {
+		for _, w := range suite.Decode[admissionregistrationv1.ValidatingWebhookConfiguration](t, o).Webhooks {
 			out[w.Name] = w.ClientConfig
 		}
 	}
@@ -77,10 +65,10 @@ func webhookClientConfigs(t *testing.T, objs []*unstructured.Unstructured) map[s
 // ServiceAccount, and every namespaced object is in the release namespace.
 func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace string) {
 	t.Helper()
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 	pod := deploy.Spec.Template.Spec
 	manager := managerContainer(t, deploy)
-	if !selectsPods(t, deploy.Spec.Selector, deploy) {
+	if !suite.SelectsPods(t, deploy.Spec.Selector, deploy) {
 		t.Errorf("the Deployment's selector %v does not select its own pods %v", deploy.Spec.Selector, deploy.Spec.Template.Labels)
 	}
 	for _, o := range objs {
@@ -93,9 +81,9 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 		}
 	}
 
-	for _, o := range find(objs, "Service") {
-		svc := decode[corev1.Service](t, o)
-		if !selectsPods(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, deploy) {
+	for _, o := range suite.Find(objs, "Service") {
+		svc := suite.Decode[corev1.Service](t, o)
+		if !suite.SelectsPods(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, deploy) {
 			t.Errorf("Service %s selector %v does not select the manager's pods %v", svc.Name, svc.Spec.Selector, deploy.Spec.Template.Labels)
 		}
 		for _, p := range svc.Spec.Ports {
@@ -104,15 +92,15 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 			}
 		}
 	}
-	for _, o := range find(objs, "PodDisruptionBudget") {
-		pdb := decode[policyv1.PodDisruptionBudget](t, o)
-		if !selectsPods(t, pdb.Spec.Selector, deploy) {
+	for _, o := range suite.Find(objs, "PodDisruptionBudget") {
+		pdb := suite.Decode[policyv1.PodDisruptionBudget](t, o)
+		if !suite.SelectsPods(t, pdb.Spec.Selector, deploy) {
 			t.Errorf("PodDisruptionBudget selector %v does not select the manager's pods %v", pdb.Spec.Selector, deploy.Spec.Template.Labels)
 		}
 	}
 	if a := pod.Affinity; a != nil && a.PodAntiAffinity != nil {
 		for _, term := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			if !selectsPods(t, term.PodAffinityTerm.LabelSelector, deploy) {
+			if !suite.SelectsPods(t, term.PodAffinityTerm.LabelSelector, deploy) {
 				t.Errorf("the pod anti-affinity selects %v, not the manager's pods %v", term.PodAffinityTerm.LabelSelector, deploy.Spec.Template.Labels)
 			}
 		}
@@ -125,7 +113,7 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 			t.Errorf("webhook %s calls %v, want a Service", name, cc)
 			continue
 		}
-		svc := named[corev1.Service](t, objs, "Service", cc.Service.Name)
+		svc := suite.Named[corev1.Service](t, objs, "Service", cc.Service.Name)
 		if svc.Namespace != cc.Service.Namespace {
 			t.Errorf("webhook %s calls Service %s/%s; it is in %s", name, cc.Service.Namespace, cc.Service.Name, svc.Namespace)
 		}
@@ -143,9 +131,9 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 	// Metrics: the Service reaches the port the manager serves them on.
 	if addr := flags["metrics-bind-address"]; addr != "0" {
 		var svcs []string
-		for _, o := range find(objs, "Service") {
+		for _, o := range suite.Find(objs, "Service") {
 			if o.GetLabels()["app.kubernetes.io/component"] == "metrics" {
-				svc := decode[corev1.Service](t, o)
+				svc := suite.Decode[corev1.Service](t, o)
 				svcs = append(svcs, svc.Name)
 				if got := fmt.Sprintf(":%d", containerPort(manager, svc.Spec.Ports[0].TargetPort)); got != addr {
 					t.Errorf("metrics Service reaches container port %s; the manager serves metrics on %s", got, addr)
@@ -163,13 +151,13 @@ func checkWiring(t *testing.T, objs []*unstructured.Unstructured, namespace stri
 	sa.Name, sa.Namespace = pod.ServiceAccountName, deploy.Namespace
 	subject := rbacv1.Subject{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
-		for _, o := range find(objs, kind) {
-			b := decode[rbacv1.RoleBinding](t, o)
+		for _, o := range suite.Find(objs, kind) {
+			b := suite.Decode[rbacv1.RoleBinding](t, o)
 			if !slices.Equal(b.Subjects, []rbacv1.Subject{subject}) {
 				t.Errorf("%s %s binds %v, want the manager's ServiceAccount %v", kind, b.Name, b.Subjects, subject)
 			}
 			var role *unstructured.Unstructured
-			for _, r := range find(objs, b.RoleRef.Kind) {
+			for _, r := range suite.Find(objs, b.RoleRef.Kind) {
 				if r.GetName() == b.RoleRef.Name && (kind == "ClusterRoleBinding" || r.GetNamespace() == b.Namespace) {
 					role = r
 				}
@@ -218,7 +206,7 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("objects by kind with the default values (-want +got):\n%s", diff)
 	}
 
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 	if r := ptr.Deref(deploy.Spec.Replicas, 1); r != 2 {
 		t.Errorf("replicas %d, want 2", r)
 	}
@@ -234,12 +222,12 @@ func TestDefaultValues(t *testing.T) {
 	// cert-manager issues the webhook certificate for the Service, the
 	// manager mounts it where --webhook-cert-path says, and cert-manager
 	// injects its CA into both webhook configurations.
-	cert := only[certmanagerv1.Certificate](t, objs, "Certificate")
-	issuer := only[certmanagerv1.Issuer](t, objs, "Issuer")
+	cert := suite.Only[certmanagerv1.Certificate](t, objs, "Certificate")
+	issuer := suite.Only[certmanagerv1.Issuer](t, objs, "Issuer")
 	if cert.Spec.IssuerRef.Kind != "Issuer" || cert.Spec.IssuerRef.Name != issuer.Name || issuer.Spec.SelfSigned == nil {
 		t.Errorf("Certificate issuerRef %+v, want the self-signed Issuer %s", cert.Spec.IssuerRef, issuer.Name)
 	}
-	svc := named[corev1.Service](t, objs, "Service", bundleRelease+"-webhook-service")
+	svc := suite.Named[corev1.Service](t, objs, "Service", bundleRelease+"-webhook-service")
 	for _, dns := range []string{svc.Name + "." + svc.Namespace + ".svc", svc.Name + "." + svc.Namespace + ".svc.cluster.local"} {
 		if !slices.Contains(cert.Spec.DNSNames, dns) {
 			t.Errorf("Certificate DNS names %v do not cover %s", cert.Spec.DNSNames, dns)
@@ -249,7 +237,7 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("the manager has Secret %q at --webhook-cert-path %s, want the Certificate's %q", got, flags["webhook-cert-path"], cert.Spec.SecretName)
 	}
 	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-		o := only[unstructured.Unstructured](t, objs, kind)
+		o := suite.Only[unstructured.Unstructured](t, objs, kind)
 		if got, want := o.GetAnnotations()["cert-manager.io/inject-ca-from"], cert.Namespace+"/"+cert.Name; got != want {
 			t.Errorf("%s cert-manager.io/inject-ca-from = %q, want %q", kind, got, want)
 		}
@@ -260,7 +248,7 @@ func TestDefaultValues(t *testing.T) {
 		}
 	}
 
-	for _, o := range find(objs, "CustomResourceDefinition") {
+	for _, o := range suite.Find(objs, "CustomResourceDefinition") {
 		if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
 			t.Errorf("CRD %s has no helm.sh/resource-policy: keep (crds.keep defaults to true)", o.GetName())
 		}
@@ -320,7 +308,7 @@ func TestCustomValues(t *testing.T) {
 		}
 	}
 
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 	pod := deploy.Spec.Template.Spec
 	manager := managerContainer(t, deploy)
 	if r := ptr.Deref(deploy.Spec.Replicas, 1); r != 3 {
@@ -372,20 +360,20 @@ func TestCustomValues(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-		if a := only[unstructured.Unstructured](t, objs, kind).GetAnnotations(); a["cert-manager.io/inject-ca-from"] != "" {
+		if a := suite.Only[unstructured.Unstructured](t, objs, kind).GetAnnotations(); a["cert-manager.io/inject-ca-from"] != "" {
 			t.Errorf("%s asks cert-manager to inject a CA: %v", kind, a)
 		}
 	}
 
 	// The ServiceMonitor scrapes the metrics Service, and only it, the way
 	// the manager serves it.
-	monitor := only[unstructured.Unstructured](t, objs, "ServiceMonitor")
+	monitor := suite.Only[unstructured.Unstructured](t, objs, "ServiceMonitor")
 	if monitor.GetLabels()["release"] != "prometheus" {
 		t.Errorf("ServiceMonitor labels %v, want metrics.serviceMonitor.labels", monitor.GetLabels())
 	}
 	sel, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")
 	var selected []string
-	for _, o := range find(objs, "Service") {
+	for _, o := range suite.Find(objs, "Service") {
 		if o.GetNamespace() == monitor.GetNamespace() && labels.SelectorFromSet(sel).Matches(labels.Set(o.GetLabels())) {
 			selected = append(selected, o.GetName())
 		}
@@ -398,7 +386,7 @@ func TestCustomValues(t *testing.T) {
 		t.Fatalf("ServiceMonitor endpoints %v, want one", endpoints)
 	}
 	ep := endpoints[0].(map[string]any)
-	metricsSvc := named[corev1.Service](t, objs, "Service", selected[0])
+	metricsSvc := suite.Named[corev1.Service](t, objs, "Service", selected[0])
 	if ep["port"] != metricsSvc.Spec.Ports[0].Name || ep["scheme"] != "https" || ep["interval"] != "30s" ||
 		ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
 		t.Errorf("ServiceMonitor endpoint %v, want https on port %s every 30s with Prometheus's token", ep, metricsSvc.Spec.Ports[0].Name)
@@ -426,15 +414,15 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			values: map[string]any{"metrics": map[string]any{"enabled": false, "serviceMonitor": map[string]any{"enabled": true}}},
 			absent: []string{"ServiceMonitor"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if n := len(find(objs, "Service")); n != 1 {
+				if n := len(suite.Find(objs, "Service")); n != 1 {
 					t.Errorf("%d Services, want the webhook one only", n)
 				}
-				for _, o := range find(objs, "ClusterRole") {
+				for _, o := range suite.Find(objs, "ClusterRole") {
 					if strings.Contains(o.GetName(), "metrics") {
 						t.Errorf("ClusterRole %s with metrics off", o.GetName())
 					}
 				}
-				args := managerContainer(t, only[appsv1.Deployment](t, objs, "Deployment")).Args
+				args := managerContainer(t, suite.Only[appsv1.Deployment](t, objs, "Deployment")).Args
 				if effectiveFlags(t, args)["metrics-bind-address"] != "0" {
 					t.Errorf("args %v: want --metrics-bind-address=0", args)
 				}
@@ -445,7 +433,7 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			values: map[string]any{"webhook": map[string]any{"enabled": false}},
 			absent: []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Issuer", "Certificate"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				deploy := only[appsv1.Deployment](t, objs, "Deployment")
+				deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 				if effectiveFlags(t, managerContainer(t, deploy).Args)["enable-webhooks"] != "false" {
 					t.Errorf("args %v: want --enable-webhooks=false", managerContainer(t, deploy).Args)
 				}
@@ -459,7 +447,7 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			values: map[string]any{"crds": map[string]any{"install": false}, "rbac": map[string]any{"create": false, "userRoles": false}, "serviceAccount": map[string]any{"create": false, "name": "platform-sa"}},
 			absent: []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if sa := only[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.ServiceAccountName; sa != "platform-sa" {
+				if sa := suite.Only[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.ServiceAccountName; sa != "platform-sa" {
 					t.Errorf("serviceAccountName %q, want platform-sa", sa)
 				}
 			},
@@ -469,7 +457,7 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			values:  map[string]any{"crds": map[string]any{"keep": false}},
 			present: []string{"CustomResourceDefinition"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				for _, o := range find(objs, "CustomResourceDefinition") {
+				for _, o := range suite.Find(objs, "CustomResourceDefinition") {
 					if _, ok := o.GetAnnotations()["helm.sh/resource-policy"]; ok {
 						t.Errorf("CRD %s keeps helm.sh/resource-policy with crds.keep=false", o.GetName())
 					}
@@ -482,7 +470,7 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			absent:  []string{"Issuer"},
 			present: []string{"Certificate"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if ref := only[certmanagerv1.Certificate](t, objs, "Certificate").Spec.IssuerRef; ref.Kind != "ClusterIssuer" || ref.Name != "corp-ca" {
+				if ref := suite.Only[certmanagerv1.Certificate](t, objs, "Certificate").Spec.IssuerRef; ref.Kind != "ClusterIssuer" || ref.Name != "corp-ca" {
 					t.Errorf("issuerRef %+v, want ClusterIssuer corp-ca", ref)
 				}
 			},
@@ -491,7 +479,7 @@ func TestValuesTurnThingsOff(t *testing.T) {
 			name:   "no anti-affinity, the user's affinity",
 			values: map[string]any{"podAntiAffinityPreset": "", "affinity": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "pool", "operator": "In", "values": []any{"ops"}}}}}}}}},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				a := only[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Affinity
+				a := suite.Only[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Affinity
 				if a == nil || a.NodeAffinity == nil || a.PodAntiAffinity != nil {
 					t.Errorf("affinity %+v, want exactly the values' node affinity", a)
 				}

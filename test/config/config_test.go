@@ -12,7 +12,7 @@ package config_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -62,46 +62,6 @@ func renderDir(t *testing.T, dir string) []*unstructured.Unstructured {
 	return out
 }
 
-// only returns the one rendered object of a kind, decoded into T.
-func only[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
-	t.Helper()
-	var found []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			found = append(found, o)
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("config/default has %d objects of kind %s, want 1", len(found), kind)
-	}
-	return decode[T](t, found[0])
-}
-
-// named returns the rendered object of a kind and name, decoded into T.
-func named[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
-	t.Helper()
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
-			return decode[T](t, o)
-		}
-	}
-	t.Fatalf("config/default has no %s %s", kind, name)
-	return nil
-}
-
-func decode[T any](t *testing.T, o *unstructured.Unstructured) *T {
-	t.Helper()
-	raw, err := json.Marshal(o.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := new(T)
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("decoding the %s %s: %v", o.GetKind(), o.GetName(), err)
-	}
-	return out
-}
-
 // The names config/default gives the objects this test looks at.
 const (
 	bundleNamespace    = "dynamic-ingress-operator-system"
@@ -112,12 +72,12 @@ const (
 
 func TestDefaultBundleWiresCertManager(t *testing.T) {
 	objs := render(t)
-	cert := only[certmanagerv1.Certificate](t, objs, "Certificate")
-	issuer := only[certmanagerv1.Issuer](t, objs, "Issuer")
-	svc := named[corev1.Service](t, objs, "Service", webhookServiceName)
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
-	mutating := only[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
-	validating := only[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
+	cert := suite.Only[certmanagerv1.Certificate](t, objs, "Certificate")
+	issuer := suite.Only[certmanagerv1.Issuer](t, objs, "Issuer")
+	svc := suite.Named[corev1.Service](t, objs, "Service", webhookServiceName)
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
+	mutating := suite.Only[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
+	validating := suite.Only[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
 
 	// The Certificate is issued by the bundle's Issuer and names the Service.
 	if cert.Spec.IssuerRef.Name != issuer.Name || cert.Spec.IssuerRef.Kind != "Issuer" || issuer.Spec.SelfSigned == nil {

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"slices"
 	"testing"
 
@@ -11,23 +12,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
-
-// selects reports whether a label selector selects the manager's pods.
-func selects(t *testing.T, sel *metav1.LabelSelector, deploy *appsv1.Deployment) bool {
-	t.Helper()
-	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Matches(labels.Set(deploy.Spec.Template.Labels))
-}
 
 // managerSubject is the manager's ServiceAccount, as a binding names it.
 func managerSubject(deploy *appsv1.Deployment) rbacv1.Subject {
@@ -47,15 +34,15 @@ func grantsToManager(t *testing.T, objs []*unstructured.Unstructured, deploy *ap
 				continue
 			}
 			if roleKind == "Role" {
-				roles[o.GetName()] = decode[rbacv1.Role](t, o).Rules
+				roles[o.GetName()] = suite.Decode[rbacv1.Role](t, o).Rules
 			} else {
-				roles[o.GetName()] = decode[rbacv1.ClusterRole](t, o).Rules
+				roles[o.GetName()] = suite.Decode[rbacv1.ClusterRole](t, o).Rules
 			}
 		case "RoleBinding", "ClusterRoleBinding":
 			if roleKind == "Role" && (o.GetKind() != "RoleBinding" || o.GetNamespace() != deploy.Namespace) {
 				continue
 			}
-			b := decode[rbacv1.RoleBinding](t, o)
+			b := suite.Decode[rbacv1.RoleBinding](t, o)
 			if b.RoleRef.Kind == roleKind && slices.Contains(b.Subjects, managerSubject(deploy)) {
 				refs = append(refs, b.RoleRef)
 			}
@@ -80,8 +67,8 @@ func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
 
 func TestDefaultBundleServesMetricsToAuthorizedScrapers(t *testing.T) {
 	objs := render(t)
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
-	svc := named[corev1.Service](t, objs, "Service", metricsServiceName)
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
+	svc := suite.Named[corev1.Service](t, objs, "Service", metricsServiceName)
 	manager := deploy.Spec.Template.Spec.Containers[0]
 
 	// The manager serves metrics on :8443, over HTTPS (the flag's default:
@@ -95,7 +82,7 @@ func TestDefaultBundleServesMetricsToAuthorizedScrapers(t *testing.T) {
 		}
 	}
 	// The metrics Service selects the manager's pods and reaches that port.
-	if !selects(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, deploy) {
+	if !suite.SelectsPods(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, deploy) {
 		t.Errorf("metrics Service selector %v does not select the manager's pods %v", svc.Spec.Selector, deploy.Spec.Template.Labels)
 	}
 	if len(svc.Spec.Ports) != 1 {
@@ -123,7 +110,7 @@ func TestDefaultBundleServesMetricsToAuthorizedScrapers(t *testing.T) {
 		}
 	}
 	// …and scrapers get a role to be bound to.
-	reader := named[rbacv1.ClusterRole](t, objs, "ClusterRole", "dynamic-ingress-operator-metrics-reader")
+	reader := suite.Named[rbacv1.ClusterRole](t, objs, "ClusterRole", "dynamic-ingress-operator-metrics-reader")
 	wantRules := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
 	if diff := cmp.Diff(wantRules, reader.Rules); diff != "" {
 		t.Errorf("metrics-reader rules (-want +got):\n%s", diff)
@@ -132,8 +119,8 @@ func TestDefaultBundleServesMetricsToAuthorizedScrapers(t *testing.T) {
 
 func TestDefaultBundleIsHighlyAvailable(t *testing.T) {
 	objs := render(t)
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
-	pdb := only[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget")
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
+	pdb := suite.Only[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget")
 	pod := deploy.Spec.Template.Spec
 	manager := pod.Containers[0]
 
@@ -157,7 +144,7 @@ func TestDefaultBundleIsHighlyAvailable(t *testing.T) {
 	var spread bool
 	if a := pod.Affinity; a != nil && a.PodAntiAffinity != nil {
 		for _, term := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			if term.PodAffinityTerm.TopologyKey == corev1.LabelHostname && selects(t, term.PodAffinityTerm.LabelSelector, deploy) {
+			if term.PodAffinityTerm.TopologyKey == corev1.LabelHostname && suite.SelectsPods(t, term.PodAffinityTerm.LabelSelector, deploy) {
 				spread = true
 			}
 		}
@@ -167,7 +154,7 @@ func TestDefaultBundleIsHighlyAvailable(t *testing.T) {
 	}
 
 	// A drain leaves one replica running.
-	if pdb.Namespace != deploy.Namespace || !selects(t, pdb.Spec.Selector, deploy) {
+	if pdb.Namespace != deploy.Namespace || !suite.SelectsPods(t, pdb.Spec.Selector, deploy) {
 		t.Errorf("PodDisruptionBudget %s/%s selector %v does not select the manager's pods %v", pdb.Namespace, pdb.Name, pdb.Spec.Selector, deploy.Spec.Template.Labels)
 	}
 	if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 1 {

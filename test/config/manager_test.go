@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"io"
 	"net"
 	"net/http"
@@ -66,7 +67,7 @@ func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 
 	// The bundle's namespace and RBAC, for real (the CRDs are installed).
 	objs := render(t)
-	deploy := only[appsv1.Deployment](t, objs, "Deployment")
+	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 	ns, sa := deploy.Namespace, deploy.Spec.Template.Spec.ServiceAccountName
 	admin := newAdmin(t, cfg)
 	for _, kinds := range [][]string{{"Namespace"}, {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}} {

@@ -3,6 +3,8 @@ package config_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
+	"k8s.io/apimachinery/pkg/runtime"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,8 +114,17 @@ func TestServiceMonitorIsOffByDefault(t *testing.T) {
 // on its HTTPS port, with the bearer token the manager checks.
 func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
 	objs := renderWithMonitor(t)
-	monitor := only[serviceMonitor](t, objs, "ServiceMonitor")
-	metricsSvc := named[corev1.Service](t, objs, "Service", metricsServiceName)
+	found := suite.Find(objs, "ServiceMonitor")
+	if len(found) != 1 {
+		t.Fatalf("%d ServiceMonitors, want 1", len(found))
+	}
+	// serviceMonitor is a partial view of prometheus-operator's type: the
+	// fields it does not name are ignored, not refused.
+	monitor := &serviceMonitor{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(found[0].Object, monitor); err != nil {
+		t.Fatalf("decoding the ServiceMonitor: %v", err)
+	}
+	metricsSvc := suite.Named[corev1.Service](t, objs, "Service", metricsServiceName)
 
 	var selected []string
 	for _, o := range objs {
