@@ -49,6 +49,7 @@ func run() error {
 		webhookCertPath        string
 		webhookPort            int
 		enableWebhooks         bool
+		pprofAddr              string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
@@ -66,6 +67,7 @@ func run() error {
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks; turn off to run without certificates (make run).")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof profiling endpoints (plain HTTP, no authentication), for example 127.0.0.1:6060; 0 turns them off.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -111,6 +113,7 @@ func run() error {
 		Cache:                   controller.CacheOptions(httpRoutes),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		WebhookServer:           webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "dynamic-ingress-operator.ingress.dynamicingress.io",

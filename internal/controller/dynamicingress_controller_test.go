@@ -67,6 +67,32 @@ func TestFixedStateSwitchesBothWays(t *testing.T) {
 	eventually(t, eventReasons(ns, "storefront")).Should(ContainElement("Switched"))
 }
 
+// TestEditsAfterAFlipAreRestored edits an Ingress by hand after the
+// operator applied it (a flip), when the manager knows what its last apply
+// made of the Ingress (docs/architecture.md, "Knowing a target is up to
+// date"): the edit is a newer version than that apply and is undone.
+func TestEditsAfterAFlipAreRestored(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("a.example.com", "web")).Active(builders.IngressTo("a.example.com", "sorry")).Obj()
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+
+	for _, flip := range []struct{ code, backend string }{{"503", "web"}, {"200", "sorry"}} {
+		setFixedStatus(t, state, flip.code)
+		eventually(t, backendOf(t, ns, "web")).Should(Equal(flip.backend))
+		eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+
+		ing := ingressOf(t, ns, "web")()
+		ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "hand-edited"
+		if err := k8s.Update(ctx, ing, client.FieldOwner("someone")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, backendOf(t, ns, "web")).Should(Equal(flip.backend))
+	}
+}
+
 func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 	ns := newNamespace(t)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()

@@ -6,11 +6,14 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -69,7 +72,8 @@ type SwitchReconciler struct {
 	// Clock times switches, for the switch latency metric.
 	Clock clock.PassiveClock
 
-	writes *ownWrites
+	writes  *ownWrites
+	applied *appliedTargets
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
@@ -82,6 +86,7 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		MaxConcurrentReconciles: maxConcurrent,
 		Clock:                   clk,
 		writes:                  newOwnWrites(clk),
+		applied:                 newAppliedTargets(),
 	}
 }
 
@@ -104,9 +109,13 @@ func kindName(kind target.Kind) string {
 func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kind := r.Kind.SwitchKind()
 	sw := r.Kind.NewSwitch()
-	if err := r.Get(ctx, req.NamespacedName, sw); err != nil {
+	// The objects read from the cache here are the cache's own (no deep
+	// copy: a flip reads hundreds of them at once), so nothing may change
+	// them: writeStatus works on a copy of the status.
+	if err := r.Get(ctx, req.NamespacedName, sw, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(sw, req.NamespacedName)
+			r.applied.forget(req.NamespacedName)
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -172,7 +181,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // does not exist.
 func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1beta1.DynamicIngressState, error) {
 	state := &v1beta1.DynamicIngressState{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: sw.SwitchSpec().State}, state)
+	err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: sw.SwitchSpec().State}, state, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -242,6 +251,14 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
 		return unwritten(applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err)))
 	}
+	body, err := applyBody(desired, existing.GetUID())
+	if err != nil {
+		return unwritten(applyFailed(fmt.Errorf("encoding %s %s: %w", targetKind, key, err)))
+	}
+	swKey := client.ObjectKeyFromObject(sw)
+	if r.applied.holds(swKey, existing.GetResourceVersion(), body) {
+		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
+	}
 	upToDate, err := target.UpToDate(r.Kind, existing, desired)
 	if err != nil {
 		return unwritten(applyFailed(err))
@@ -249,20 +266,50 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if upToDate {
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
-	// The UID is a precondition: the apply fails rather than touch a
-	// target that replaced ours since it was read.
-	desired.SetUID(existing.GetUID())
-	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
+	rv, err := r.apply(ctx, key, body)
+	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
-	if desired.GetResourceVersion() == existing.GetResourceVersion() {
+	r.applied.record(swKey, rv, body)
+	if rv == existing.GetResourceVersion() {
 		// The server found nothing to change (a default it fills in that
 		// the kind's adapter did not know): nothing was written.
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
-	r.wroteTarget(desired)
+	r.wroteTarget(key, rv)
 	log.Info("Updated "+targetKind, "target", key, "mode", mode)
 	return written(synced("%s %s follows the %s template", targetKind, key, mode))
+}
+
+// applyBody encodes the rendered target for an apply, with uid as a
+// precondition: the apply fails rather than touch a target that replaced
+// ours since it was read. desired is left as it is.
+func applyBody(desired *unstructured.Unstructured, uid types.UID) ([]byte, error) {
+	obj := maps.Clone(desired.Object)
+	metadata, _ := obj["metadata"].(map[string]any)
+	metadata = maps.Clone(metadata)
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	metadata["uid"] = string(uid)
+	obj["metadata"] = metadata
+	return json.Marshal(obj)
+}
+
+// apply sends body, the rendered target, as a server-side apply of the
+// operator's field owner and returns the target's new resourceVersion.
+// Only the target's metadata comes back (a PartialObjectMetadata): the
+// engine needs the resourceVersion alone, and neither the API server nor
+// the manager spends time encoding and decoding the rest.
+func (r *SwitchReconciler) apply(ctx context.Context, key types.NamespacedName, body []byte) (string, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(r.Kind.TargetGVK())
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	if err := r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
+		return "", err
+	}
+	return obj.GetResourceVersion(), nil
 }
 
 // createTarget creates the target with a plain create, which fails when an
@@ -278,7 +325,7 @@ func (r *SwitchReconciler) createTarget(ctx context.Context, key types.Namespace
 		}
 		return applyFailed(fmt.Errorf("creating %s %s: %w", targetKind, key, err))
 	}
-	r.wroteTarget(desired)
+	r.wroteTarget(key, desired.GetResourceVersion())
 	ctrl.LoggerFrom(ctx).Info("Created "+targetKind, "target", key, "mode", mode)
 	if _, err := r.ownCreatedFields(ctx, desired); err != nil {
 		return applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err))
@@ -302,7 +349,7 @@ func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Obje
 	if err := r.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return nil, err
 	}
-	r.wroteTarget(obj)
+	r.wroteTarget(client.ObjectKeyFromObject(obj), obj.GetResourceVersion())
 	return obj, nil
 }
 
@@ -317,13 +364,13 @@ func hasUpdateEntry(obj client.Object, manager string) bool {
 	return false
 }
 
-// wroteTarget records a write to the target, under the typed kind the
-// cache holds it as.
-func (r *SwitchReconciler) wroteTarget(obj client.Object) {
+// wroteTarget records a write that left the target at key at
+// resourceVersion, under the typed kind the cache holds it as.
+func (r *SwitchReconciler) wroteTarget(key types.NamespacedName, resourceVersion string) {
 	shell := r.Kind.NewTarget()
-	shell.SetNamespace(obj.GetNamespace())
-	shell.SetName(obj.GetName())
-	shell.SetResourceVersion(obj.GetResourceVersion())
+	shell.SetNamespace(key.Namespace)
+	shell.SetName(key.Name)
+	shell.SetResourceVersion(resourceVersion)
 	r.writes.wrote(shell)
 }
 
@@ -350,7 +397,7 @@ var errCacheLag = errors.New("the cache does not hold the last write yet")
 // manager's last write to it.
 func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
 	obj := r.Kind.NewTarget()
-	err := r.Get(ctx, key, obj)
+	err := r.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 	if err == nil && !r.writes.cacheHolds(obj) {
 		return nil, errCacheLag
 	}
@@ -374,7 +421,7 @@ func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedNa
 func (r *SwitchReconciler) firstClaimant(ctx context.Context, sw target.Switch) (string, error) {
 	list := r.Kind.NewSwitchList()
 	if err := r.List(ctx, list, client.InNamespace(sw.GetNamespace()),
-		client.MatchingFields{index.Target: sw.SwitchSpec().Target.Name}); err != nil {
+		client.MatchingFields{index.Target: sw.SwitchSpec().Target.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	return firstClaimant(r.Kind.SwitchItems(list), sw), nil
@@ -384,26 +431,59 @@ func (r *SwitchReconciler) firstClaimant(ctx context.Context, sw target.Switch) 
 // and records events for the transitions. It reports whether the status
 // it wrote is a switch between active and passive.
 func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, active, ready metav1.Condition) (bool, error) {
-	before := sw.DeepCopyObject().(target.Switch)
-	prevActive := meta.FindStatusCondition(before.SwitchStatus().Conditions, v1beta1.ConditionActive)
-	prevReady := meta.FindStatusCondition(before.SwitchStatus().Conditions, v1beta1.ConditionReady)
+	before := sw.SwitchStatus()
+	prevActive := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionActive)
+	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
 
-	status := sw.SwitchStatus()
+	// sw is the cache's own object: the new status is a copy.
+	status := before.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, active)
 	meta.SetStatusCondition(&status.Conditions, ready)
 	status.ObservedGeneration = sw.GetGeneration()
-	if equality.Semantic.DeepEqual(before.SwitchStatus(), status) {
+	if equality.Semantic.DeepEqual(before, status) {
 		return false, nil
 	}
-	if err := r.Status().Patch(ctx, sw, client.MergeFrom(before)); err != nil {
+	patch, err := statusMergePatch(before, status)
+	if err != nil {
+		return false, err
+	}
+	// Only the metadata comes back, for the resourceVersion.
+	written := &metav1.PartialObjectMetadata{}
+	written.SetGroupVersionKind(v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()))
+	written.SetNamespace(sw.GetNamespace())
+	written.SetName(sw.GetName())
+	if err := r.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	r.writes.wrote(sw)
+	shell := r.Kind.NewSwitch()
+	shell.SetNamespace(sw.GetNamespace())
+	shell.SetName(sw.GetName())
+	shell.SetResourceVersion(written.GetResourceVersion())
+	r.writes.wrote(shell)
 
 	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
 		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	return prevActive != nil && prevActive.Status != active.Status, nil
+}
+
+// statusMergePatch is the JSON merge patch that turns the status before
+// into after: what client.MergeFrom would send for a change of the status
+// alone, without encoding the rest of the object twice.
+func statusMergePatch(before, after *v1beta1.SwitchStatus) ([]byte, error) {
+	from, err := json.Marshal(before)
+	if err != nil {
+		return nil, err
+	}
+	to, err := json.Marshal(after)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]json.RawMessage{"status": diff})
 }
 
 // SetupWithManager registers the engine for its kind. Call index.Setup
@@ -463,7 +543,7 @@ func (q lowPriorityQueue) Add(item reconcile.Request) {
 func (r *SwitchReconciler) stateToSwitches(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := r.Kind.NewSwitchList()
 	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{index.State: obj.GetName()}); err != nil {
+		client.MatchingFields{index.State: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a state", "kind", r.Kind.SwitchKind(), "state", client.ObjectKeyFromObject(obj))
 		return nil
 	}

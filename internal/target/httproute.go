@@ -81,6 +81,9 @@ func (HTTPRoute) TargetGVK() schema.GroupVersionKind {
 // NewTarget implements Kind.
 func (HTTPRoute) NewTarget() client.Object { return &gatewayv1.HTTPRoute{} }
 
+// TargetSpec implements Kind.
+func (HTTPRoute) TargetSpec(obj client.Object) any { return obj.(*gatewayv1.HTTPRoute).Spec }
+
 // Template implements Kind.
 func (HTTPRoute) Template(sw Switch, active bool) (Template, bool) {
 	spec := sw.(*v1beta1.DynamicHTTPRoute).Spec

@@ -42,6 +42,9 @@ func (Ingress) TargetGVK() schema.GroupVersionKind {
 // NewTarget implements Kind.
 func (Ingress) NewTarget() client.Object { return &networkingv1.Ingress{} }
 
+// TargetSpec implements Kind.
+func (Ingress) TargetSpec(obj client.Object) any { return obj.(*networkingv1.Ingress).Spec }
+
 // Template implements Kind.
 func (Ingress) Template(sw Switch, active bool) (Template, bool) {
 	spec := sw.(*v1beta1.DynamicIngress).Spec

@@ -52,6 +52,8 @@ type Kind interface {
 	TargetGVK() schema.GroupVersionKind
 	// NewTarget returns an empty typed target object.
 	NewTarget() client.Object
+	// TargetSpec returns the spec of a target object made by NewTarget.
+	TargetSpec(obj client.Object) any
 	// Template returns the template of a mode, false when that mode has no
 	// target.
 	Template(sw Switch, active bool) (Template, bool)
@@ -131,7 +133,7 @@ func UpToDate(kind Kind, existing client.Object, desired *unstructured.Unstructu
 	// not in the live object at all. Only when it is do the fields our
 	// field owner owns decide (decoding managedFields costs more than the
 	// rest of a reconcile).
-	if contained, err := specContained(want, existing); err != nil || !contained {
+	if contained, err := specContained(want, kind.TargetSpec(existing)); err != nil || !contained {
 		return false, err
 	}
 	owned, err := kind.OwnedFields(existing, v1beta1.FieldOwner)
@@ -150,11 +152,13 @@ func UpToDate(kind Kind, existing client.Object, desired *unstructured.Unstructu
 	return reflect.DeepEqual(a, b), nil
 }
 
-// specContained reports whether every field of the desired spec is in the
-// live object's spec with the same value (lists element by element, of
-// the same length). The live spec may hold more: fields others set.
-func specContained(desired map[string]any, live client.Object) (bool, error) {
-	liveContent, err := content(live)
+// specContained reports whether every field of the desired object's spec
+// is in liveSpec, the live object's spec, with the same value (lists
+// element by element, of the same length). The live spec may hold more:
+// fields others set. Only the specs are encoded, not the live object's
+// metadata (its managedFields are most of its size).
+func specContained(desired map[string]any, liveSpec any) (bool, error) {
+	have, err := content(liveSpec)
 	if err != nil {
 		return false, err
 	}
@@ -162,8 +166,7 @@ func specContained(desired map[string]any, live client.Object) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	have, _ := liveContent.(map[string]any)
-	return contains(have["spec"], want), nil
+	return contains(have, want), nil
 }
 
 // contains reports whether want is part of have.

@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// appliedTargets remembers, for each switch whose target this manager
+// applied, the resourceVersion the API server gave the target and a digest of the apply
+// body. A target still at that resourceVersion is exactly what that apply
+// made it: the operator's field owner owns precisely the fields of that
+// body (an apply with force takes every field it names and gives up every
+// field it leaves out). So when the body to apply now has the same digest,
+// the target is up to date, decided without decoding its managedFields
+// (docs/architecture.md, "Knowing a target is up to date").
+//
+// It is only a shortcut: any other resourceVersion (someone else wrote the
+// target, or the manager restarted with an empty record) falls back to the
+// full comparison.
+type appliedTargets struct {
+	mu      sync.Mutex
+	applied map[types.NamespacedName]appliedTarget
+}
+
+type appliedTarget struct {
+	resourceVersion string
+	digest          [sha256.Size]byte
+}
+
+func newAppliedTargets() *appliedTargets {
+	return &appliedTargets{applied: map[types.NamespacedName]appliedTarget{}}
+}
+
+// record notes that body, applied to the target of the switch at key, left
+// the target at resourceVersion. The body names the target.
+func (a *appliedTargets) record(key types.NamespacedName, resourceVersion string, body []byte) {
+	if resourceVersion == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.applied[key] = appliedTarget{resourceVersion: resourceVersion, digest: sha256.Sum256(body)}
+}
+
+// holds reports whether the target of the switch at key, now at
+// resourceVersion, is what applying body last made it.
+func (a *appliedTargets) holds(key types.NamespacedName, resourceVersion string, body []byte) bool {
+	a.mu.Lock()
+	last, ok := a.applied[key]
+	a.mu.Unlock()
+	return ok && resourceVersion != "" && last.resourceVersion == resourceVersion && last.digest == sha256.Sum256(body)
+}
+
+// forget drops the record of the switch at key (gone, or its target gone).
+func (a *appliedTargets) forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.applied, key)
+}

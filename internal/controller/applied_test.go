@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"encoding/json"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+func TestAppliedTargets(t *testing.T) {
+	web := types.NamespacedName{Namespace: "shop", Name: "web"}
+	api := types.NamespacedName{Namespace: "shop", Name: "api"}
+	passive := []byte(`{"spec":{"rules":[{"host":"shop.example.com"}]}}`)
+	active := []byte(`{"spec":{"defaultBackend":{"service":{"name":"sorry"}}}}`)
+
+	a := newAppliedTargets()
+	a.record(web, "10", passive)
+	a.record(api, "", passive) // no version: nothing to remember
+
+	for _, tc := range []struct {
+		name string
+		key  types.NamespacedName
+		rv   string
+		body []byte
+		want bool
+	}{
+		{"the target as our apply left it", web, "10", passive, true},
+		{"written since (a hand edit, another manager)", web, "11", passive, false},
+		{"an older copy", web, "9", passive, false},
+		{"another body to apply", web, "10", active, false},
+		{"a switch never applied", api, "10", passive, false},
+		{"no version to compare", web, "", passive, false},
+	} {
+		if got := a.holds(tc.key, tc.rv, tc.body); got != tc.want {
+			t.Errorf("%s: holds = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	a.record(web, "12", active)
+	if a.holds(web, "10", passive) || !a.holds(web, "12", active) {
+		t.Error("a later apply did not replace the record")
+	}
+	a.forget(web)
+	if a.holds(web, "12", active) {
+		t.Error("a forgotten switch still holds")
+	}
+}
+
+func TestApplyBody(t *testing.T) {
+	desired := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+		"metadata": map[string]any{"namespace": "shop", "name": "web"},
+		"spec":     map[string]any{"ingressClassName": "nginx"},
+	}}
+	body, err := applyBody(desired, "uid-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"shop","uid":"uid-1"},"spec":{"ingressClassName":"nginx"}}`
+	if string(body) != want {
+		t.Errorf("body:\n got %s\nwant %s", body, want)
+	}
+	if desired.GetUID() != "" {
+		t.Errorf("applyBody set the UID on the rendered object (%q): the up-to-date comparison would see a field no one owns", desired.GetUID())
+	}
+}
+
+func TestStatusMergePatch(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: reason,
+			LastTransitionTime: metav1.Unix(1700000000, 0).Rfc3339Copy()}
+	}
+	passive := v1beta1.SwitchStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+		cond(v1beta1.ConditionActive, metav1.ConditionFalse, v1beta1.ReasonNotMatched),
+		cond(v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonSynced)}}
+	active := *passive.DeepCopy()
+	active.Conditions[0] = cond(v1beta1.ConditionActive, metav1.ConditionTrue, v1beta1.ReasonMatched)
+	regenerated := *active.DeepCopy()
+	regenerated.ObservedGeneration = 2
+
+	for _, tc := range []struct {
+		name          string
+		before, after v1beta1.SwitchStatus
+		want          string
+	}{
+		{"first status", v1beta1.SwitchStatus{}, passive,
+			`{"status":{"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"NotMatched","reason":"NotMatched","status":"False","type":"Active"},` +
+				`{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Synced","reason":"Synced","status":"True","type":"Ready"}],"observedGeneration":1}}`},
+		// Conditions are a list: a merge patch replaces it whole.
+		{"a switch", passive, active,
+			`{"status":{"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Matched","reason":"Matched","status":"True","type":"Active"},` +
+				`{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Synced","reason":"Synced","status":"True","type":"Ready"}]}}`},
+		{"only the generation", active, regenerated, `{"status":{"observedGeneration":2}}`},
+	} {
+		got, err := statusMergePatch(&tc.before, &tc.after)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+		// Applied to an object holding before, the patch gives after
+		// and leaves the rest of the object alone.
+		var patched struct {
+			Spec   map[string]any       `json:"spec"`
+			Status v1beta1.SwitchStatus `json:"status"`
+		}
+		doc, _ := json.Marshal(map[string]any{"spec": map[string]any{"state": "checkout"}, "status": tc.before})
+		merged, err := jsonpatch.MergePatch(doc, got)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if err := json.Unmarshal(merged, &patched); err != nil {
+			t.Fatal(err)
+		}
+		if patched.Spec["state"] != "checkout" {
+			t.Errorf("%s: the patch changed the spec: %v", tc.name, patched.Spec)
+		}
+		a, _ := json.Marshal(patched.Status)
+		b, _ := json.Marshal(tc.after)
+		if string(a) != string(b) {
+			t.Errorf("%s: patched status\n got %s\nwant %s", tc.name, a, b)
+		}
+	}
+}
