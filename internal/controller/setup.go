@@ -109,7 +109,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := states.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
 	}
-	if err := NewSwitchReconciler(mgr, target.Ingress{}, opts.Clock, opts.MaxConcurrentReconciles).SetupWithManager(mgr); err != nil {
+	if err := setupSwitches(mgr, target.Ingress{}, opts); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -120,10 +120,19 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	if err := NewSwitchReconciler(mgr, routes, opts.Clock, opts.MaxConcurrentReconciles).SetupWithManager(mgr); err != nil {
+	if err := setupSwitches(mgr, routes, opts); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
+}
+
+// setupSwitches registers the switching engine for one kind.
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options) error {
+	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles)
+	if err != nil {
+		return err
+	}
+	return r.SetupWithManager(mgr)
 }
 
 // httpRouteKind returns the HTTPRoute adapter with the defaults of the

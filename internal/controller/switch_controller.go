@@ -72,12 +72,17 @@ type SwitchReconciler struct {
 	// Clock times switches, for the switch latency metric.
 	Clock clock.PassiveClock
 
-	writes  *ownWrites
-	applied *appliedTargets
+	writes   *ownWrites
+	applied  *appliedTargets
+	metadata *metadataWrites
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
-func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int) *SwitchReconciler {
+func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int) (*SwitchReconciler, error) {
+	metadataWrites, err := newMetadataWrites(mgr)
+	if err != nil {
+		return nil, err
+	}
 	return &SwitchReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
@@ -87,7 +92,8 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		Clock:                   clk,
 		writes:                  newOwnWrites(clk),
 		applied:                 newAppliedTargets(),
-	}
+		metadata:                metadataWrites,
+	}, nil
 }
 
 // kindName is the switch kind in lower case, to name controllers.
@@ -266,7 +272,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if upToDate {
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
-	rv, err := r.apply(ctx, key, body)
+	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
@@ -294,22 +300,6 @@ func applyBody(desired *unstructured.Unstructured, uid types.UID) ([]byte, error
 	metadata["uid"] = string(uid)
 	obj["metadata"] = metadata
 	return json.Marshal(obj)
-}
-
-// apply sends body, the rendered target, as a server-side apply of the
-// operator's field owner and returns the target's new resourceVersion.
-// Only the target's metadata comes back (a PartialObjectMetadata): the
-// engine needs the resourceVersion alone, and neither the API server nor
-// the manager spends time encoding and decoding the rest.
-func (r *SwitchReconciler) apply(ctx context.Context, key types.NamespacedName, body []byte) (string, error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(r.Kind.TargetGVK())
-	obj.SetNamespace(key.Namespace)
-	obj.SetName(key.Name)
-	if err := r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(v1beta1.FieldOwner), client.ForceOwnership); err != nil {
-		return "", err
-	}
-	return obj.GetResourceVersion(), nil
 }
 
 // createTarget creates the target with a plain create, which fails when an
@@ -447,18 +437,14 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, ac
 	if err != nil {
 		return false, err
 	}
-	// Only the metadata comes back, for the resourceVersion.
-	written := &metav1.PartialObjectMetadata{}
-	written.SetGroupVersionKind(v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()))
-	written.SetNamespace(sw.GetNamespace())
-	written.SetName(sw.GetName())
-	if err := r.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	rv, err := r.metadata.patchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
+	if err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	shell := r.Kind.NewSwitch()
 	shell.SetNamespace(sw.GetNamespace())
 	shell.SetName(sw.GetName())
-	shell.SetResourceVersion(written.GetResourceVersion())
+	shell.SetResourceVersion(rv)
 	r.writes.wrote(shell)
 
 	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
