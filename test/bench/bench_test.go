@@ -46,7 +46,7 @@ type config struct {
 var smallConfig = config{
 	name:            "small",
 	flipNs:          []int{50},
-	flipReps:        3,
+	flipReps:        5,
 	floorWorkers:    []int{8, 32, 64},
 	kubectlSSAFlips: func(int) int { return 2 },
 	kubectlCSAFlips: func(int) int { return 1 },
@@ -68,7 +68,7 @@ var smallConfig = config{
 var fullConfig = config{
 	name:            "full",
 	flipNs:          []int{50, 500, 2000},
-	flipReps:        3,
+	flipReps:        5,
 	floorWorkers:    []int{8, 32, 64},
 	kubectlSSAFlips: func(int) int { return 6 },
 	// Client-side apply reads and patches each object in turn: at 2000
@@ -142,6 +142,25 @@ func runBench(t *testing.T, cfg config) {
 			cfg.flipNs = append(cfg.flipNs, n)
 		}
 		cfg.command += " (BENCH_FLIP_N=" + ns + ")"
+		cfg.writeDocs = false
+	}
+	if reps := os.Getenv("BENCH_FLIP_REPS"); reps != "" {
+		// More rounds of flips, for steadier medians when comparing builds.
+		r, err := strconv.Atoi(reps)
+		if err != nil || r < 1 {
+			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
+		}
+		cfg.flipReps = r
+		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
+		cfg.writeDocs = false
+	}
+	if os.Getenv("BENCH_QUICK") != "" {
+		// The operator against the floor only: no kubectl and no breakdown,
+		// for a quick comparison of two builds.
+		cfg.kubectlSSAFlips = func(int) int { return 0 }
+		cfg.kubectlCSAFlips = func(int) int { return 0 }
+		cfg.breakdownN = 0
+		cfg.command += " (BENCH_QUICK=1)"
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,

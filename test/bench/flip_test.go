@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -29,7 +35,10 @@ type flipRun struct {
 	// reqs are the API requests of the flip, counted by kube-apiserver
 	// from the edit until the writes stopped.
 	reqs requests
-	cpu  cpuSnapshot
+	// cpu is the CPU time of each process from the edit (the first
+	// request) until the last status (the operator) or the last Ingress
+	// (a baseline); cpuArrived until the last Ingress, for both.
+	cpu, cpuArrived cpuSnapshot
 }
 
 func direction(active bool) string {
@@ -126,6 +135,10 @@ func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool,
 	}
 	cpu0 := h.cpu(m)
 
+	stopProfile := b.profileAPIServer(ctx, fmt.Sprintf("operator-%d-%s", n, direction(active)))
+	defer stopProfile()
+	stopManagerProfile := b.profileManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
+	defer stopManagerProfile()
 	t0 := time.Now()
 	ingW.startAt(t0)
 	diW.startAt(t0)
@@ -138,6 +151,7 @@ func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool,
 	if err := ingW.wait(timeout); err != nil {
 		return run, fmt.Errorf("operator flip %s of %d: %w (%v)", direction(active), n, err, m.check())
 	}
+	run.cpuArrived = h.cpu(m).sub(cpu0)
 	if err := diW.wait(timeout); err != nil {
 		return run, fmt.Errorf("operator flip %s of %d, statuses: %w (%v)", direction(active), n, err, m.check())
 	}
@@ -199,18 +213,68 @@ func (b *bench) setupFloor(ctx context.Context, ns string, n int) error {
 
 const floorFieldManager = "bench-floor"
 
+// ownedFloorWorkers is the concurrency of the floor with the operator's
+// metadata.
+const ownedFloorWorkers = 32
+
+// ownedFloor names the floor with the operator's metadata.
+var ownedFloor = fmt.Sprintf("floor-owned-%d", ownedFloorWorkers)
+
+// setupOwnedFloor creates n passive Ingresses controlled by a ConfigMap of
+// the namespace, for the floor that writes what the operator writes. It
+// returns the owner.
+func (b *bench) setupOwnedFloor(ctx context.Context, ns string, n int) (*metav1.OwnerReference, error) {
+	if err := b.h.ensureNamespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	cm, err := b.h.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	owner := &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	return owner, b.applyEach(ctx, ns, n, 64, floorFieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+		return ownedApply(ns, objName(i), false, owner, "")
+	})
+}
+
 func (b *bench) applyAll(ctx context.Context, ns string, n int, active bool, workers int, fieldManager string) error {
+	return b.applyEach(ctx, ns, n, workers, fieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+		return baselineApply(ns, objName(i), active)
+	})
+}
+
+// applyEach sends the n applies that body makes, from workers goroutines.
+func (b *bench) applyEach(ctx context.Context, ns string, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
 	ings := b.h.cs.NetworkingV1().Ingresses(ns)
 	return parallel(n, workers, func(i int) error {
-		_, err := ings.Apply(ctx, baselineApply(ns, objName(i), active), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		_, err := ings.Apply(ctx, body(i), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 		return err
 	})
 }
 
 // floorFlip applies the n Ingresses in the new shape from a plain client-go
-// client without a rate limit, on workers goroutines.
-func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, workers int) (flipRun, error) {
+// client without a rate limit, on workers goroutines. With an owner, every
+// apply also carries what the operator's do: the controller
+// ownerReference and the Ingress's UID as a precondition (read before the
+// flip, untimed).
+func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, workers int, owner *metav1.OwnerReference) (flipRun, error) {
 	run := flipRun{who: fmt.Sprintf("floor-%d", workers), n: n, active: active}
+	body := func(i int) *networkingv1ac.IngressApplyConfiguration { return baselineApply(ns, objName(i), active) }
+	if owner != nil {
+		run.who = ownedFloor
+		list, err := b.h.cs.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return run, err
+		}
+		uids := map[string]types.UID{}
+		for _, ing := range list.Items {
+			uids[ing.Name] = ing.UID
+		}
+		body = func(i int) *networkingv1ac.IngressApplyConfiguration {
+			return ownedApply(ns, objName(i), active, owner, uids[objName(i)])
+		}
+	}
 	ingW, err := watchArrivals(ctx, ingressLister{b.h, ns}, n, ingressShape(active))
 	if err != nil {
 		return run, err
@@ -220,9 +284,11 @@ func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, wo
 		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
 	}
 	cpu0 := b.h.cpu(nil)
+	stopProfile := b.profileAPIServer(ctx, fmt.Sprintf("%s-%d-%s", run.who, n, direction(active)))
+	defer stopProfile()
 	t0 := time.Now()
 	ingW.startAt(t0)
-	if err := b.applyAll(ctx, ns, n, active, workers, floorFieldManager); err != nil {
+	if err := b.applyEach(ctx, ns, n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
 	run.writerDone = time.Since(t0)
@@ -230,6 +296,7 @@ func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, wo
 		return run, fmt.Errorf("floor flip: %w", err)
 	}
 	run.cpu = b.h.cpu(nil).sub(cpu0)
+	run.cpuArrived = run.cpu
 	run.summarize(ingW.durations())
 	return run, nil
 }
@@ -345,6 +412,11 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 	if err := b.setupFloor(ctx, floorNS, n); err != nil {
 		return nil, err
 	}
+	ownedNS := fmt.Sprintf("floor-owned-%d", n)
+	owner, err := b.setupOwnedFloor(ctx, ownedNS, n)
+	if err != nil {
+		return nil, err
+	}
 	kubectlDirs := map[string]string{}
 	kubectlFlips := map[string]int{kubectlSSA: b.cfg.kubectlSSAFlips(n), kubectlCSA: b.cfg.kubectlCSAFlips(n)}
 	for _, mode := range []string{kubectlSSA, kubectlCSA} {
@@ -381,18 +453,26 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 				return nil, err
 			}
 			res.add(run)
-			b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s), statuses %s; writes: %s",
-				n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), round(run.statusDone), run.reqs.writeSummary())
+			b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s; CPU s until then %s), statuses %s; writes: %s",
+				n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), run.cpuArrived, round(run.statusDone), run.reqs.writeSummary())
 		}
 		for _, w := range b.cfg.floorWorkers {
 			for _, active := range []bool{true, false} {
-				run, err := b.floorFlip(ctx, floorNS, n, active, w)
+				run, err := b.floorFlip(ctx, floorNS, n, active, w, nil)
 				if err != nil {
 					return nil, err
 				}
 				res.add(run)
-				b.progress("flip N=%d round %d %s: %s %s", n, rep+1, direction(active), run.who, round(run.total))
+				b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
 			}
+		}
+		for _, active := range []bool{true, false} {
+			run, err := b.floorFlip(ctx, ownedNS, n, active, ownedFloorWorkers, owner)
+			if err != nil {
+				return nil, err
+			}
+			res.add(run)
+			b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
 		}
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
 			// Spread kubectl's flips over the rounds, two per round.
@@ -422,7 +502,7 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		}
 	}
 	m.stop()
-	for _, ns := range []string{opNS, floorNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
+	for _, ns := range []string{opNS, floorNS, ownedNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
 		if err := h.clearNamespace(ctx, ns); err != nil {
 			return nil, err
 		}
@@ -464,4 +544,67 @@ func medianOf(runs []flipRun, f func(flipRun) time.Duration) time.Duration {
 		ds = append(ds, f(r))
 	}
 	return median(ds)
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver over the next
+// BENCH_PROFILE_SECONDS (default 1) seconds into the directory named by
+// BENCH_PROFILE, as name-<time>.pb.gz, to see where the API server's time
+// goes in one kind of flip (go tool pprof -proto dir/operator-* > op.pb.gz).
+// The returned function waits for the profile. Without BENCH_PROFILE it
+// does nothing.
+func (b *bench) profileAPIServer(ctx context.Context, name string) func() {
+	dir := os.Getenv("BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	seconds := os.Getenv("BENCH_PROFILE_SECONDS")
+	if seconds == "" {
+		seconds = "1"
+	}
+	return b.profile(dir, name, func() ([]byte, error) {
+		return b.h.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", seconds).DoRaw(ctx)
+	})
+}
+
+// profileManager does the same for the manager, when it serves Go's
+// profiles (the harness turns them on with BENCH_PROFILE).
+func (b *bench) profileManager(m *managerProc, name string) func() {
+	dir := os.Getenv("BENCH_PROFILE")
+	if dir == "" || m.pprofURL == "" {
+		return func() {}
+	}
+	seconds := os.Getenv("BENCH_PROFILE_SECONDS")
+	if seconds == "" {
+		seconds = "1"
+	}
+	return b.profile(dir, name, func() ([]byte, error) {
+		resp, err := http.Get(m.pprofURL + "/profile?seconds=" + seconds)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %s", m.pprofURL, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	})
+}
+
+// profile runs get in the background and writes what it returns into dir;
+// the returned function waits for it.
+func (b *bench) profile(dir, name string, get func() ([]byte, error)) func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		raw, err := get()
+		if err != nil {
+			b.progress("profile %s: %v", name, err)
+			return
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", strings.ReplaceAll(name, " ", "-"), time.Now().UnixNano()))
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			b.progress("profile %s: %v", name, err)
+		}
+	}()
+	return func() { <-done }
 }

@@ -295,6 +295,31 @@ func (h *harness) cpu(m *managerProc) cpuSnapshot {
 	return s
 }
 
+// String lists the processes' CPU seconds: "manager 0.21 / kube-apiserver 1.10 / etcd 0.20 / bench 0.10".
+func (s cpuSnapshot) String() string {
+	var parts []string
+	for _, k := range []string{"manager", "kube-apiserver", "etcd", "bench"} {
+		if v, ok := s[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, v))
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+// columns is the CPU seconds as "manager / apiserver / etcd / bench", "–"
+// for a process that took no part.
+func (s cpuSnapshot) columns() string {
+	var parts []string
+	for _, k := range []string{"manager", "kube-apiserver", "etcd", "bench"} {
+		if v, ok := s[k]; ok {
+			parts = append(parts, fmt.Sprintf("%.2f", v))
+		} else {
+			parts = append(parts, "–")
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
 func (s cpuSnapshot) sub(before cpuSnapshot) cpuSnapshot {
 	out := cpuSnapshot{}
 	for k, v := range s {
@@ -312,6 +337,8 @@ type managerProc struct {
 	args    []string
 	// metricsURL is set when the manager serves controller-runtime's metrics.
 	metricsURL string
+	// pprofURL is set when it serves Go's profiles (BENCH_PROFILE).
+	pprofURL string
 }
 
 // flagsOf lists the flags a Go program knows, from what -h prints.
@@ -370,6 +397,15 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 	if opts.probes || opts.webhooks {
 		args = append(args, "--probe-deny-cidrs=192.0.2.0/24")
 	}
+	var pprofURL string
+	if os.Getenv("BENCH_PROFILE") != "" && h.managerFlags["pprof-bind-address"] {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", port))
+		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port)
+	}
 	for _, a := range opts.extra {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !h.managerFlags[name] {
@@ -390,7 +426,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 		_ = logFile.Close()
 		return nil, err
 	}
-	m := &managerProc{cmd: cmd, done: make(chan struct{}), logPath: logPath, args: args, metricsURL: metricsURL}
+	m := &managerProc{cmd: cmd, done: make(chan struct{}), logPath: logPath, args: args, metricsURL: metricsURL, pprofURL: pprofURL}
 	go func() { _ = cmd.Wait(); _ = logFile.Close(); close(m.done) }()
 	if opts.metrics {
 		// The metrics endpoint answers once the manager runs.

@@ -6,6 +6,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"sigs.k8s.io/yaml"
 
@@ -133,4 +135,17 @@ func lastApplied(ns, name string, active bool) string {
 		panic(err)
 	}
 	return string(raw) + "\n"
+}
+
+// ownedApply is baselineApply with what the operator's applies carry
+// besides the template: a controller ownerReference and, when uid is set,
+// the Ingress's UID as a precondition.
+func ownedApply(ns, name string, active bool, owner *metav1.OwnerReference, uid types.UID) *networkingv1ac.IngressApplyConfiguration {
+	ac := baselineApply(ns, name, active)
+	ac.WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(owner.APIVersion).WithKind(owner.Kind).
+		WithName(owner.Name).WithUID(owner.UID).WithController(true).WithBlockOwnerDeletion(true))
+	if uid != "" {
+		ac.WithUID(uid)
+	}
+	return ac
 }

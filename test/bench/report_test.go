@@ -79,6 +79,8 @@ type flipFigures struct {
 	total, p50, p99, first, wrote time.Duration
 	min, max                      time.Duration
 	statusDone, stateStatus       time.Duration
+	// cpu: median CPU seconds of each process until every Ingress arrived.
+	cpu cpuSnapshot
 }
 
 func figures(runs []flipRun) flipFigures {
@@ -93,6 +95,11 @@ func figures(runs []flipRun) flipFigures {
 	f.wrote = medianOf(runs, func(r flipRun) time.Duration { return r.writerDone })
 	f.statusDone = medianOf(runs, func(r flipRun) time.Duration { return r.statusDone })
 	f.stateStatus = medianOf(runs, func(r flipRun) time.Duration { return r.stateStatus })
+	f.cpu = cpuSnapshot{}
+	for k := range runs[0].cpuArrived {
+		ms := medianOf(runs, func(r flipRun) time.Duration { return time.Duration(r.cpuArrived[k] * float64(time.Second)) })
+		f.cpu[k] = ms.Seconds()
+	}
 	f.min, f.max = runs[0].total, runs[0].total
 	for _, r := range runs {
 		f.min, f.max = min(f.min, r.total), max(f.max, r.total)
@@ -121,6 +128,7 @@ var writerNames = map[string]string{
 	"floor-32":  "floor: client-go SSA, 32 workers",
 	"floor-64":  "floor: client-go SSA, 64 workers",
 	"floor-128": "floor: client-go SSA, 128 workers",
+	ownedFloor:  fmt.Sprintf("floor with the operator's metadata (ownerReference, UID precondition), %d workers", ownedFloorWorkers),
 }
 
 func writerName(who string) string {
@@ -151,6 +159,9 @@ func (rep *report) markdown() string {
 			if best != "" {
 				sum.add(what, round(op.total), fmt.Sprintf("floor: client-go SSA, best of %s workers (%s, median of %d)",
 					workerList(rep.cfg.floorWorkers), strings.TrimPrefix(best, "floor-"), bf.flips), round(bf.total), durRatio(op.total, bf.total))
+			}
+			if of := figures(fs.of(ownedFloor, &active)); of.flips > 0 {
+				sum.add(what, round(op.total), fmt.Sprintf("%s (median of %d)", writerName(ownedFloor), of.flips), round(of.total), durRatio(op.total, of.total))
 			}
 			for _, mode := range []string{kubectlSSA, kubectlCSA} {
 				kf := figures(fs.of(mode, &active))
@@ -192,7 +203,8 @@ func (rep *report) markdown() string {
 	w("#### Flips\n\n")
 	w("Time from the state edit (for the baselines: from the first request) until the watch showed an Ingress in the new shape; medians over the flips. ")
 	w("\"returned\" is when the writer's last request was answered; \"statuses\" when every DynamicIngress's status showed the new mode.\n\n")
-	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses", "÷ best floor"}}
+	w("CPU: seconds of CPU of each process from the edit until every Ingress arrived (median), from /proc.\n\n")
+	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses", "÷ best floor", "CPU s: manager / apiserver / etcd / bench"}}
 	for _, fs := range rep.flips {
 		for _, active := range []bool{true, false} {
 			_, bf := fs.floorBest(rep.cfg.floorWorkers, active)
@@ -200,7 +212,7 @@ func (rep *report) markdown() string {
 			for _, wk := range rep.cfg.floorWorkers {
 				whos = append(whos, fmt.Sprintf("floor-%d", wk))
 			}
-			whos = append(whos, kubectlSSA, kubectlCSA)
+			whos = append(whos, ownedFloor, kubectlSSA, kubectlCSA)
 			for _, who := range whos {
 				f := figures(fs.of(who, &active))
 				if f.flips == 0 {
@@ -211,7 +223,7 @@ func (rep *report) markdown() string {
 					done = "statuses " + round(f.statusDone)
 				}
 				ft.add(fmt.Sprint(fs.n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
-					round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bf.total))
+					round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bf.total), f.cpu.columns())
 			}
 		}
 	}
