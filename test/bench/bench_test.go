@@ -46,7 +46,7 @@ type config struct {
 var smallConfig = config{
 	name:            "small",
 	flipNs:          []int{50},
-	flipReps:        5,
+	flipReps:        3,
 	floorWorkers:    []int{8, 32, 64},
 	kubectlSSAFlips: func(int) int { return 2 },
 	kubectlCSAFlips: func(int) int { return 1 },
