@@ -62,7 +62,7 @@ func run() error {
 	flag.Int64Var(&maxBodyBytes, "probe-max-body-bytes", 10240, "Longest probed body stored in a state's status; longer ones are truncated.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 32, "DynamicIngresses synced at once after a state changes.")
 	flag.IntVar(&stateConcurrency, "state-max-concurrent-reconciles", 8, "DynamicIngressStates whose status is written at once.")
-	flag.Float64Var(&apiQPS, "kube-api-qps", -1, "Requests per second to the API server, per API group and version; negative turns the client-side limit off: the API server's Priority and Fairness protects it, and the reconcile workers bound how many requests are in flight.")
+	flag.Float64Var(&apiQPS, "kube-api-qps", -1, "Requests per second to the API server, per API group and version (and as much again for the metadata-only writes of targets and statuses); negative turns the client-side limit off: the API server's Priority and Fairness protects it, and the reconcile workers bound how many requests are in flight.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of requests to the API server, with a positive --kube-api-qps.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server.")

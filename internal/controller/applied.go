@@ -53,7 +53,7 @@ func (a *appliedTargets) holds(key types.NamespacedName, resourceVersion string,
 	return ok && resourceVersion != "" && last.resourceVersion == resourceVersion && last.digest == sha256.Sum256(body)
 }
 
-// forget drops the record of the switch at key (gone, or its target gone).
+// forget drops the record of the switch at key, when the switch is gone.
 func (a *appliedTargets) forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
@@ -96,6 +97,8 @@ func TestStatusMergePatch(t *testing.T) {
 			`{"status":{"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Matched","reason":"Matched","status":"True","type":"Active"},` +
 				`{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Synced","reason":"Synced","status":"True","type":"Ready"}]}}`},
 		{"only the generation", active, regenerated, `{"status":{"observedGeneration":2}}`},
+		{"a condition and the generation removed", regenerated, v1beta1.SwitchStatus{Conditions: regenerated.Conditions[:1]},
+			`{"status":{"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"Matched","reason":"Matched","status":"True","type":"Active"}],"observedGeneration":null}}`},
 	} {
 		got, err := statusMergePatch(&tc.before, &tc.after)
 		if err != nil {
@@ -103,6 +106,17 @@ func TestStatusMergePatch(t *testing.T) {
 		}
 		if string(got) != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+		// The same as client.MergeFrom sends for the whole object.
+		before := &v1beta1.DynamicIngress{Spec: v1beta1.DynamicIngressSpec{State: "checkout"}, Status: *tc.before.DeepCopy()}
+		after := before.DeepCopy()
+		after.Status = *tc.after.DeepCopy()
+		whole, err := client.MergeFrom(before).Data(after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(whole) != string(got) {
+			t.Errorf("%s: client.MergeFrom sends\n%s\nstatusMergePatch\n%s", tc.name, whole, got)
 		}
 		// Applied to an object holding before, the patch gives after
 		// and leaves the rest of the object alone.

@@ -70,19 +70,28 @@ func TestFixedStateSwitchesBothWays(t *testing.T) {
 // TestEditsAfterAFlipAreRestored edits an Ingress by hand after the
 // operator applied it (a flip), when the manager knows what its last apply
 // made of the Ingress (docs/architecture.md, "Knowing a target is up to
-// date"): the edit is a newer version than that apply and is undone.
+// date"): the edit is a newer version than that apply and is undone, be it
+// in the spec or in an annotation the template sets (the spec then still
+// holds the template's, so only the fields our field owner owns can tell).
 func TestEditsAfterAFlipAreRestored(t *testing.T) {
 	ns := newNamespace(t)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("200").
-		Passive(builders.IngressTo("a.example.com", "web")).Active(builders.IngressTo("a.example.com", "sorry")).Obj()
+		Passive(builders.IngressTo("a.example.com", "web").Annotation("mode", "normal")).
+		Active(builders.IngressTo("a.example.com", "sorry").Annotation("mode", "sorry")).Obj()
 	create(t, state, di)
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
 
-	for _, flip := range []struct{ code, backend string }{{"503", "web"}, {"200", "sorry"}} {
+	annotationOf := func() string { return ingressOf(t, ns, "web")().Annotations["mode"] }
+	for _, flip := range []struct{ code, active, backend, mode string }{
+		{"503", "False/NotMatched", "web", "normal"},
+		{"200", "True/Matched", "sorry", "sorry"},
+	} {
 		setFixedStatus(t, state, flip.code)
 		eventually(t, backendOf(t, ns, "web")).Should(Equal(flip.backend))
-		eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+		// The status comes from the reconcile after the apply, the one
+		// that finds the target as that apply left it.
+		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal(flip.active))
 
 		ing := ingressOf(t, ns, "web")()
 		ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "hand-edited"
@@ -90,6 +99,13 @@ func TestEditsAfterAFlipAreRestored(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, backendOf(t, ns, "web")).Should(Equal(flip.backend))
+
+		ing = ingressOf(t, ns, "web")()
+		ing.Annotations["mode"] = "hand-edited"
+		if err := k8s.Update(ctx, ing, client.FieldOwner("someone")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, annotationOf).Should(Equal(flip.mode))
 	}
 }
 

@@ -18,7 +18,9 @@ import (
 // switch statuses. The API server then encodes, and the manager decodes,
 // a PartialObjectMetadata instead of the whole object. Each kind's
 // resource is looked up once, not on every request as controller-runtime's
-// client does.
+// metadata client does. With a positive --kube-api-qps these writes have a
+// rate limiter of their own, like each API group and version of the
+// manager's other client.
 type metadataWrites struct {
 	client metadata.Interface
 	mapper meta.RESTMapper

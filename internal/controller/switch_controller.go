@@ -331,11 +331,13 @@ func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Obje
 		// The common case, decided without decoding managedFields.
 		return obj, nil
 	}
+	// obj is the cache's own: the upgrade rewrites the managedFields
+	// entries it is given, so it works on a copy.
+	obj = obj.DeepCopyObject().(client.Object)
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, sets.New(v1beta1.FieldOwner), v1beta1.FieldOwner)
 	if err != nil || patch == nil {
 		return obj, err
 	}
-	obj = obj.DeepCopyObject().(client.Object)
 	if err := r.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return nil, err
 	}
