@@ -446,42 +446,58 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 	}
 	for rep := range b.cfg.flipReps {
 		// One round: the operator to active and back, each floor to
-		// active and back, then kubectl's next flips.
-		for _, active := range []bool{true, false} {
-			run, err := b.operatorFlip(ctx, opNS, n, active, m)
-			if err != nil {
-				return nil, err
-			}
-			res.add(run)
-			b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s; CPU s until then %s), statuses %s; writes: %s",
-				n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), run.cpuArrived, round(run.statusDone), run.reqs.writeSummary())
-		}
-		for _, w := range b.cfg.floorWorkers {
+		// active and back, then kubectl's next flips (two per round). The
+		// order rotates from round to round, and every step starts once
+		// the API server has seen no write for a while, so that no writer
+		// always follows the heaviest one (client-side kubectl).
+		var steps []func() error
+		steps = append(steps, func() error {
 			for _, active := range []bool{true, false} {
-				run, err := b.floorFlip(ctx, floorNS, n, active, w, nil)
+				run, err := b.operatorFlip(ctx, opNS, n, active, m)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				res.add(run)
-				b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
+				b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s; CPU s until then %s), statuses %s; writes: %s",
+					n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), run.cpuArrived, round(run.statusDone), run.reqs.writeSummary())
+			}
+			return nil
+		})
+		floorStep := func(ns string, workers int, owner *metav1.OwnerReference) func() error {
+			return func() error {
+				for _, active := range []bool{true, false} {
+					run, err := b.floorFlip(ctx, ns, n, active, workers, owner)
+					if err != nil {
+						return err
+					}
+					res.add(run)
+					b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
+				}
+				return nil
 			}
 		}
-		for _, active := range []bool{true, false} {
-			run, err := b.floorFlip(ctx, ownedNS, n, active, ownedFloorWorkers, owner)
-			if err != nil {
-				return nil, err
-			}
-			res.add(run)
-			b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
+		for _, w := range b.cfg.floorWorkers {
+			steps = append(steps, floorStep(floorNS, w, nil))
 		}
+		steps = append(steps, floorStep(ownedNS, ownedFloorWorkers, owner))
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
-			// Spread kubectl's flips over the rounds, two per round.
-			for range 2 {
-				if kubectlDone[mode] < kubectlFlips[mode] && kubectlDone[mode] < 2*(rep+1) {
-					if err := kubectlFlip(mode); err != nil {
-						return nil, err
+			steps = append(steps, func() error {
+				for range 2 {
+					if kubectlDone[mode] < kubectlFlips[mode] && kubectlDone[mode] < 2*(rep+1) {
+						if err := kubectlFlip(mode); err != nil {
+							return err
+						}
 					}
 				}
+				return nil
+			})
+		}
+		for i := range steps {
+			if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
+				return nil, err
+			}
+			if err := steps[(i+rep)%len(steps)](); err != nil {
+				return nil, err
 			}
 		}
 	}
