@@ -163,6 +163,9 @@ var notAValue = map[string]string{
 	"kubeconfig":        "in a cluster the manager uses its ServiceAccount",
 	"zap-devel":         "a development preset of the logging.* values",
 	"webhook-cert-path": "where the chart mounts the webhook certificate Secret (webhook.certManager, webhook.existingSecret)",
+	// Unauthenticated plain HTTP: not something to leave on through a
+	// release's values; added to the args by hand while profiling.
+	"pprof-bind-address": "profiling only, turned on by hand (docs/operations.md)",
 }
 
 // TestEveryManagerFlagIsAValue checks that each flag of the manager has a
