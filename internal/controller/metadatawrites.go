@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -62,7 +63,7 @@ func (w *metadataWrites) apply(ctx context.Context, gvk schema.GroupVersionKind,
 	if err != nil {
 		return "", err
 	}
-	out, err := res.Patch(ctx, key.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldOwner, Force: ptrTo(true)})
+	out, err := res.Patch(ctx, key.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldOwner, Force: ptr.To(true)})
 	if err != nil {
 		return "", err
 	}
@@ -82,5 +83,3 @@ func (w *metadataWrites) patchStatus(ctx context.Context, gvk schema.GroupVersio
 	}
 	return out.ResourceVersion, nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
