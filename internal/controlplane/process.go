@@ -39,6 +39,9 @@ func StartProcess(logPath, path string, args ...string) (*Process, error) {
 	return p, nil
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

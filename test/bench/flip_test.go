@@ -569,15 +569,7 @@ func medianOf(runs []flipRun, f func(flipRun) time.Duration) time.Duration {
 // The returned function waits for the profile. Without BENCH_PROFILE it
 // does nothing.
 func (b *bench) profileAPIServer(ctx context.Context, name string) func() {
-	dir := os.Getenv("BENCH_PROFILE")
-	if dir == "" {
-		return func() {}
-	}
-	seconds := os.Getenv("BENCH_PROFILE_SECONDS")
-	if seconds == "" {
-		seconds = "1"
-	}
-	return b.profile(dir, name, func() ([]byte, error) {
+	return b.profile(name, func(seconds string) ([]byte, error) {
 		return b.h.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", seconds).DoRaw(ctx)
 	})
 }
@@ -585,15 +577,10 @@ func (b *bench) profileAPIServer(ctx context.Context, name string) func() {
 // profileManager does the same for the manager, when it serves Go's
 // profiles (the harness turns them on with BENCH_PROFILE).
 func (b *bench) profileManager(m *managerProc, name string) func() {
-	dir := os.Getenv("BENCH_PROFILE")
-	if dir == "" || m.pprofURL == "" {
+	if m.pprofURL == "" {
 		return func() {}
 	}
-	seconds := os.Getenv("BENCH_PROFILE_SECONDS")
-	if seconds == "" {
-		seconds = "1"
-	}
-	return b.profile(dir, name, func() ([]byte, error) {
+	return b.profile(name, func(seconds string) ([]byte, error) {
 		resp, err := http.Get(m.pprofURL + "/profile?seconds=" + seconds)
 		if err != nil {
 			return nil, err
@@ -606,13 +593,23 @@ func (b *bench) profileManager(m *managerProc, name string) func() {
 	})
 }
 
-// profile runs get in the background and writes what it returns into dir;
-// the returned function waits for it.
-func (b *bench) profile(dir, name string, get func() ([]byte, error)) func() {
+// profile runs get, for a profile of BENCH_PROFILE_SECONDS (default 1), in
+// the background and writes what it returns into the BENCH_PROFILE
+// directory; the returned function waits for it. Without BENCH_PROFILE it
+// does nothing.
+func (b *bench) profile(name string, get func(seconds string) ([]byte, error)) func() {
+	dir := os.Getenv("BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	seconds := os.Getenv("BENCH_PROFILE_SECONDS")
+	if seconds == "" {
+		seconds = "1"
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		raw, err := get()
+		raw, err := get(seconds)
 		if err != nil {
 			b.progress("profile %s: %v", name, err)
 			return

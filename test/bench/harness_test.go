@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -290,7 +289,7 @@ func (h *harness) cpu(m *managerProc) cpuSnapshot {
 		"bench":          cpuSeconds(os.Getpid()),
 	}
 	if m != nil {
-		s["manager"] = cpuSeconds(m.pid())
+		s["manager"] = cpuSeconds(m.Pid())
 	}
 	return s
 }
@@ -331,8 +330,7 @@ func (s cpuSnapshot) sub(before cpuSnapshot) cpuSnapshot {
 // managerProc is the manager binary running as a process of its own, its
 // output in a log file.
 type managerProc struct {
-	cmd     *exec.Cmd
-	done    chan struct{}
+	*controlplane.Process
 	logPath string
 	args    []string
 	// metricsURL is set when the manager serves controller-runtime's metrics.
@@ -381,7 +379,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 	}
 	var metricsURL string
 	if opts.metrics {
-		port, err := freePort()
+		port, err := controlplane.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +397,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 	}
 	var pprofURL string
 	if os.Getenv("BENCH_PROFILE") != "" && h.managerFlags["pprof-bind-address"] {
-		port, err := freePort()
+		port, err := controlplane.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -414,20 +412,14 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 		args = append(args, a)
 	}
 	logPath := filepath.Join(h.dir, fmt.Sprintf("manager-%02d.log", managerRuns))
-	logFile, err := os.Create(logPath)
+	if err := os.WriteFile(logPath, fmt.Appendf(nil, "# %s %s\n", h.managerBin, strings.Join(args, " ")), 0o644); err != nil {
+		return nil, err
+	}
+	proc, err := controlplane.StartProcess(logPath, h.managerBin, args...)
 	if err != nil {
 		return nil, err
 	}
-	_, _ = fmt.Fprintf(logFile, "# %s %s\n", h.managerBin, strings.Join(args, " "))
-	cmd := exec.Command(h.managerBin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, err
-	}
-	m := &managerProc{cmd: cmd, done: make(chan struct{}), logPath: logPath, args: args, metricsURL: metricsURL, pprofURL: pprofURL}
-	go func() { _ = cmd.Wait(); _ = logFile.Close(); close(m.done) }()
+	m := &managerProc{Process: proc, logPath: logPath, args: args, metricsURL: metricsURL, pprofURL: pprofURL}
 	if opts.metrics {
 		// The metrics endpoint answers once the manager runs.
 		deadline := time.Now().Add(30 * time.Second)
@@ -435,7 +427,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 			if _, err := scrapeURL(context.Background(), metricsURL, nil); err == nil {
 				break
 			}
-			if m.exited() || time.Now().After(deadline) {
+			if m.Exited() || time.Now().After(deadline) {
 				m.stop()
 				return nil, fmt.Errorf("the manager did not serve metrics within 30s; see %s", logPath)
 			}
@@ -445,36 +437,19 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 	return m, nil
 }
 
-func (m *managerProc) pid() int { return m.cmd.Process.Pid }
-
-func (m *managerProc) exited() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // check fails when the manager is gone.
 func (m *managerProc) check() error {
-	if m.exited() {
+	if m.Exited() {
 		return fmt.Errorf("the manager exited; see %s:\n%s", m.logPath, tail(m.logPath, 20))
 	}
 	return nil
 }
 
 func (m *managerProc) stop() {
-	if m == nil || m.exited() {
+	if m == nil || m.Exited() {
 		return
 	}
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.done:
-	case <-time.After(15 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.done
-	}
+	m.Stop(15 * time.Second)
 }
 
 // countInLog counts the lines of the manager's log holding any of subs.

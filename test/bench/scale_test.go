@@ -38,10 +38,10 @@ func (b *bench) probeScale(ctx context.Context) (*probeScaleResult, error) {
 	// Idle: the manager with no state at all, after its start.
 	time.Sleep(b.cfg.settle)
 	b.progress("probe scale: the manager idle for %s", res.idleWindow)
-	cpu0, t0 := cpuSeconds(m.pid()), time.Now()
+	cpu0, t0 := cpuSeconds(m.Pid()), time.Now()
 	time.Sleep(res.idleWindow)
-	res.cpuIdle = (cpuSeconds(m.pid()) - cpu0) / time.Since(t0).Seconds()
-	res.rssIdle = rssBytes(m.pid())
+	res.cpuIdle = (cpuSeconds(m.Pid()) - cpu0) / time.Since(t0).Seconds()
+	res.rssIdle = rssBytes(m.Pid())
 
 	var eps []*endpoint
 	for range 4 {
@@ -104,10 +104,10 @@ func (b *bench) probeScale(ctx context.Context) (*probeScaleResult, error) {
 		return nil, err
 	}
 	b.progress("probe scale: all %d states have a status after %s; measuring for %s", n, round(res.readyAfter), res.window)
-	p0, cpu0, t0 := count(), cpuSeconds(m.pid()), time.Now()
+	p0, cpu0, t0 := count(), cpuSeconds(m.Pid()), time.Now()
 	time.Sleep(res.window)
-	p1, cpu1, elapsed := count(), cpuSeconds(m.pid()), time.Since(t0).Seconds()
-	res.rssLoad = rssBytes(m.pid())
+	p1, cpu1, elapsed := count(), cpuSeconds(m.Pid()), time.Since(t0).Seconds()
+	res.rssLoad = rssBytes(m.Pid())
 	after, err := h.apiserverMetrics(ctx)
 	if err != nil {
 		return nil, err
@@ -258,7 +258,7 @@ func (b *bench) memory(ctx context.Context) (*memoryResult, error) {
 			if err != nil {
 				return err
 			}
-			rss = append(rss, float64(rssBytes(m.pid())))
+			rss = append(rss, float64(rssBytes(m.Pid())))
 			heap = append(heap, mm.sum("go_memstats_heap_alloc_bytes", nil))
 			live = append(live, mm.sum("go_gc_heap_live_bytes", nil))
 			time.Sleep(b.cfg.settle / 5)
