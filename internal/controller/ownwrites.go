@@ -72,13 +72,24 @@ func (w *ownWrites) deleted(obj client.Object) {
 	w.record(obj, true)
 }
 
+// wroteVersion records that the manager's write left the object of
+// example's kind at key at resourceVersion, for writes that return only
+// the object's metadata.
+func (w *ownWrites) wroteVersion(example client.Object, key types.NamespacedName, resourceVersion string) {
+	w.recordKey(ownWriteKey{kind: fmt.Sprintf("%T", example), NamespacedName: key}, resourceVersion, false)
+}
+
 func (w *ownWrites) record(obj client.Object, deleted bool) {
-	if obj.GetResourceVersion() == "" {
+	w.recordKey(keyOf(obj), obj.GetResourceVersion(), deleted)
+}
+
+func (w *ownWrites) recordKey(key ownWriteKey, resourceVersion string, deleted bool) {
+	if resourceVersion == "" {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writes[keyOf(obj)] = ownWrite{resourceVersion: obj.GetResourceVersion(), deleted: deleted, at: w.clock.Now()}
+	w.writes[key] = ownWrite{resourceVersion: resourceVersion, deleted: deleted, at: w.clock.Now()}
 }
 
 // forget drops what is known of the object of obj's kind at key: call it

@@ -359,11 +359,7 @@ func hasUpdateEntry(obj client.Object, manager string) bool {
 // wroteTarget records a write that left the target at key at
 // resourceVersion, under the typed kind the cache holds it as.
 func (r *SwitchReconciler) wroteTarget(key types.NamespacedName, resourceVersion string) {
-	shell := r.Kind.NewTarget()
-	shell.SetNamespace(key.Namespace)
-	shell.SetName(key.Name)
-	shell.SetResourceVersion(resourceVersion)
-	r.writes.wrote(shell)
+	r.writes.wroteVersion(r.Kind.NewTarget(), key, resourceVersion)
 }
 
 // written and unwritten add to a result whether the target was written.
@@ -443,11 +439,7 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, ac
 	if err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	shell := r.Kind.NewSwitch()
-	shell.SetNamespace(sw.GetNamespace())
-	shell.SetName(sw.GetName())
-	shell.SetResourceVersion(rv)
-	r.writes.wrote(shell)
+	r.writes.wroteVersion(sw, client.ObjectKeyFromObject(sw), rv)
 
 	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
 		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
