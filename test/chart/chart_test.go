@@ -28,8 +28,6 @@ import (
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
@@ -135,31 +133,4 @@ func decodeManifests(t *testing.T, manifest string) []*unstructured.Unstructured
 		}
 		objs = append(objs, &unstructured.Unstructured{Object: m})
 	}
-}
-
-// renderConfig builds a kustomization directory (config/default unless
-// told) into objects, as `kubectl apply -k` would.
-func renderConfig(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	if dir == "" {
-		dir = filepath.Join(controlplane.RepoRoot(), "config", "default")
-	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resMap, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("rendering %s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
-		raw, err := res.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, obj)
-	}
-	return out
 }

@@ -1,10 +1,6 @@
 package chart_test
 
 import (
-	"bytes"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -20,7 +16,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // These tests render the chart as release bundleRelease in bundleNamespace,
@@ -49,7 +46,7 @@ func objectKeys(objs []*unstructured.Unstructured) []string {
 // name (config/default's Namespace aside): an object added to config/
 // fails here until the chart has it.
 func TestChartHasTheObjectsOfConfig(t *testing.T) {
-	if diff := cmp.Diff(objectKeys(renderConfig(t, "")), objectKeys(renderDefault(t))); diff != "" {
+	if diff := cmp.Diff(objectKeys(bundle.Kustomize(t, bundle.DefaultDir())), objectKeys(renderDefault(t))); diff != "" {
 		t.Errorf("objects (-config/default +chart):\n%s", diff)
 	}
 }
@@ -75,7 +72,7 @@ func pairs[T any](t *testing.T, config, chart []*unstructured.Unstructured, kind
 // TestCRDsMatchConfig checks that the chart's CRDs have config/'s specs,
 // field for field.
 func TestCRDsMatchConfig(t *testing.T) {
-	config, chart := renderConfig(t, ""), renderDefault(t)
+	config, chart := bundle.Kustomize(t, bundle.DefaultDir()), renderDefault(t)
 	for name, p := range pairs[apiextensionsv1.CustomResourceDefinition](t, config, chart, "CustomResourceDefinition") {
 		if diff := cmp.Diff(p[0].Spec, p[1].Spec); diff != "" {
 			t.Errorf("CRD %s spec (-config +chart):\n%s", name, diff)
@@ -86,7 +83,7 @@ func TestCRDsMatchConfig(t *testing.T) {
 // TestRBACMatchesConfig checks every Role and ClusterRole (rules, and the
 // labels that aggregate them into the built-in roles) and every binding.
 func TestRBACMatchesConfig(t *testing.T) {
-	config, chart := renderConfig(t, ""), renderDefault(t)
+	config, chart := bundle.Kustomize(t, bundle.DefaultDir()), renderDefault(t)
 	aggregation := func(l map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range l {
@@ -122,7 +119,7 @@ func TestRBACMatchesConfig(t *testing.T) {
 // matchConditions, paths and Service, failurePolicy, sideEffects,
 // timeouts; and cert-manager's CA injection.
 func TestWebhookConfigurationsMatchConfig(t *testing.T) {
-	config, chart := renderConfig(t, ""), renderDefault(t)
+	config, chart := bundle.Kustomize(t, bundle.DefaultDir()), renderDefault(t)
 	for name, p := range pairs[admissionregistrationv1.MutatingWebhookConfiguration](t, config, chart, "MutatingWebhookConfiguration") {
 		if diff := cmp.Diff(p[0].Webhooks, p[1].Webhooks); diff != "" {
 			t.Errorf("MutatingWebhookConfiguration %s webhooks (-config +chart):\n%s", name, diff)
@@ -148,7 +145,7 @@ func TestWebhookConfigurationsMatchConfig(t *testing.T) {
 // app.kubernetes.io/instance); TestDefaultValues checks that they select
 // the pods.
 func TestManagerMatchesConfig(t *testing.T) {
-	config, chart := renderConfig(t, ""), renderDefault(t)
+	config, chart := bundle.Kustomize(t, bundle.DefaultDir()), renderDefault(t)
 	for name, p := range pairs[appsv1.Deployment](t, config, chart, "Deployment") {
 		c, h := p[0], p[1]
 		if diff := cmp.Diff(c.Spec.Replicas, h.Spec.Replicas); diff != "" {
@@ -228,23 +225,7 @@ func TestManagerMatchesConfig(t *testing.T) {
 // config/default by uncommenting its line, as its comment says) and
 // compares what they scrape and how.
 func TestServiceMonitorMatchesConfig(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "config")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(controlplane.RepoRoot(), "config"))); err != nil {
-		t.Fatal(err)
-	}
-	kustomization := filepath.Join(dir, "default", "kustomization.yaml")
-	raw, err := os.ReadFile(kustomization)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const off, on = "\n#- ../prometheus\n", "\n- ../prometheus\n"
-	if !bytes.Contains(raw, []byte(off)) {
-		t.Fatalf("config/default/kustomization.yaml has no line %q to turn the ServiceMonitor on", strings.TrimSpace(off))
-	}
-	if err := os.WriteFile(kustomization, bytes.Replace(raw, []byte(off), []byte(on), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := renderConfig(t, filepath.Join(dir, "default"))
+	config := bundle.Kustomize(t, bundle.DefaultDirWithMonitor(t))
 	chart := renderChart(t, bundleRelease, bundleNamespace, map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}})
 	for _, objs := range [][]*unstructured.Unstructured{config, chart} {
 		if n := len(suite.Find(objs, "ServiceMonitor")); n != 1 {

@@ -1,14 +1,7 @@
 package chart_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,11 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
-
-// prometheusOperatorModule holds the ServiceMonitor CRD. It is only
-// downloaded into the module cache, never required by go.mod.
-const prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 
 // TestRenderingsDryRunApply applies, with a server-side dry run, the
 // chart's default rendering and its custom one (TestCustomValues: its own
@@ -33,7 +24,7 @@ func TestRenderingsDryRunApply(t *testing.T) {
 		t.Skip("starts an API server")
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{certManagerCRDDir(t), serviceMonitorCRDFile(t)},
+		CRDDirectoryPaths:     []string{bundle.CertManagerCRDDir(t), bundle.ServiceMonitorCRDFile(t)},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: controlplane.AssetsDir(),
 	}
@@ -81,39 +72,4 @@ func TestRenderingsDryRunApply(t *testing.T) {
 			}
 		})
 	}
-}
-
-// certManagerCRDDir is deploy/crds inside the cert-manager Go module this
-// project depends on.
-func certManagerCRDDir(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
-	cmd.Dir = controlplane.RepoRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding the cert-manager module: %v: %s", err, stderr.String())
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
-}
-
-// serviceMonitorCRDFile is prometheus-operator's ServiceMonitor CRD, from
-// the module cache.
-func serviceMonitorCRDFile(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", prometheusOperatorModule)
-	cmd.Dir = t.TempDir() // outside this module: go.mod stays as it is
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("downloading %s: %v: %s%s", prometheusOperatorModule, err, out, stderr.String())
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download said %s: %v", out, err)
-	}
-	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
 }

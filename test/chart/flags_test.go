@@ -2,7 +2,6 @@ package chart_test
 
 import (
 	"bytes"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // managerFlag is one flag of the manager binary, as its -help says.
@@ -218,7 +219,7 @@ func TestEveryManagerFlagIsAValue(t *testing.T) {
 // whether set or left to its default.
 func TestManagerArgsMatchConfig(t *testing.T) {
 	chartArgs := managerContainer(t, suite.Only[appsv1.Deployment](t, renderDefault(t), "Deployment")).Args
-	configArgs := managerContainer(t, suite.Only[appsv1.Deployment](t, renderConfig(t, ""), "Deployment")).Args
+	configArgs := managerContainer(t, suite.Only[appsv1.Deployment](t, bundle.Kustomize(t, bundle.DefaultDir()), "Deployment")).Args
 	if diff := cmp.Diff(effectiveFlags(t, configArgs), effectiveFlags(t, chartArgs)); diff != "" {
 		t.Errorf("the manager's flags (-config/default +chart with default values):\n%s\nconfig args: %v\nchart args:  %v", diff, configArgs, chartArgs)
 	}

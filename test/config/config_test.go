@@ -10,13 +10,8 @@
 package config_test
 
 import (
-	"bytes"
 	"context"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -27,39 +22,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // render builds config/default into unstructured objects.
 func render(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	return renderDir(t, filepath.Join(controlplane.RepoRoot(), "config", "default"))
-}
-
-// renderDir builds one kustomization directory into unstructured objects.
-func renderDir(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resMap, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("rendering %s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
-		raw, err := res.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, obj)
-	}
-	return out
+	return bundle.Kustomize(t, bundle.DefaultDir())
 }
 
 // The names config/default gives the objects this test looks at.
@@ -180,7 +152,7 @@ func TestDefaultBundleWiresCertManager(t *testing.T) {
 // on, which is config/default plus that one object.
 func TestDefaultBundleDryRunApplies(t *testing.T) {
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{certManagerCRDDir(t), serviceMonitorCRDFile(t)},
+		CRDDirectoryPaths:     []string{bundle.CertManagerCRDDir(t), bundle.ServiceMonitorCRDFile(t)},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: controlplane.AssetsDir(),
 	}
@@ -195,7 +167,7 @@ func TestDefaultBundleDryRunApplies(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	objs := renderWithMonitor(t)
+	objs := bundle.Kustomize(t, bundle.DefaultDirWithMonitor(t))
 	var withoutMonitor []*unstructured.Unstructured
 	for _, o := range objs {
 		if o.GetKind() != "ServiceMonitor" {
@@ -228,20 +200,4 @@ func TestDefaultBundleDryRunApplies(t *testing.T) {
 			t.Errorf("config/default with the ServiceMonitor has no %s", want)
 		}
 	}
-}
-
-// certManagerCRDDir is deploy/crds inside the cert-manager Go module this
-// project depends on.
-func certManagerCRDDir(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
-	cmd.Dir = controlplane.RepoRoot()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding the cert-manager module: %v: %s", err, stderr.String())
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
-	return dir
 }

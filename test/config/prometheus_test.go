@@ -1,73 +1,17 @@
 package config_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
-	"k8s.io/apimachinery/pkg/runtime"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
-
-// prometheusOperatorModule holds the ServiceMonitor CRD the dry run uses.
-// The module is only downloaded (into the module cache), never built or
-// required by go.mod: its CRDs are all this test needs from it.
-const prometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
-
-// monitorLine is how config/default lists config/prometheus, turned off.
-const monitorLine = "#- ../prometheus"
-
-// serviceMonitorCRDFile is prometheus-operator's ServiceMonitor CRD.
-func serviceMonitorCRDFile(t *testing.T) string {
-	t.Helper()
-	// Outside this module, so that go.mod is left alone.
-	cmd := exec.Command("go", "mod", "download", "-json", prometheusOperatorModule)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("downloading %s: %v: %s%s", prometheusOperatorModule, err, out, stderr.String())
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download said %s: %v", out, err)
-	}
-	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
-}
-
-// renderWithMonitor renders config/default with its ServiceMonitor turned
-// on the way the kustomization's comment says: uncommenting one line.
-func renderWithMonitor(t *testing.T) []*unstructured.Unstructured {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "config")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(controlplane.RepoRoot(), "config"))); err != nil {
-		t.Fatal(err)
-	}
-	kustomization := filepath.Join(dir, "default", "kustomization.yaml")
-	raw, err := os.ReadFile(kustomization)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte("\n"+monitorLine+"\n")) {
-		t.Fatalf("config/default/kustomization.yaml has no line %q to turn the ServiceMonitor on", monitorLine)
-	}
-	raw = bytes.Replace(raw, []byte("\n"+monitorLine+"\n"), []byte("\n"+strings.TrimPrefix(monitorLine, "#")+"\n"), 1)
-	if err := os.WriteFile(kustomization, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return renderDir(t, filepath.Join(dir, "default"))
-}
 
 // serviceMonitor is the part of prometheus-operator's ServiceMonitor that
 // says what is scraped and how.
@@ -99,7 +43,7 @@ func TestServiceMonitorIsOffByDefault(t *testing.T) {
 		}
 	}
 	// config/prometheus renders on its own, for `kubectl apply -k`.
-	objs := renderDir(t, filepath.Join(controlplane.RepoRoot(), "config", "prometheus"))
+	objs := bundle.Kustomize(t, filepath.Join(controlplane.RepoRoot(), "config", "prometheus"))
 	var kinds []string
 	for _, o := range objs {
 		kinds = append(kinds, o.GetAPIVersion()+" "+o.GetKind())
@@ -113,7 +57,7 @@ func TestServiceMonitorIsOffByDefault(t *testing.T) {
 // ServiceMonitor selects the metrics Service and only it, in its namespace,
 // on its HTTPS port, with the bearer token the manager checks.
 func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
-	objs := renderWithMonitor(t)
+	objs := bundle.Kustomize(t, bundle.DefaultDirWithMonitor(t))
 	found := suite.Find(objs, "ServiceMonitor")
 	if len(found) != 1 {
 		t.Fatalf("%d ServiceMonitors, want 1", len(found))
