@@ -27,30 +27,8 @@ func TestAPIServerOutageDuringAFlip(t *testing.T) {
 	const n = 200
 	// contested has no passive Ingress; while it is passive someone else
 	// creates an Ingress at its target name.
-	f.createFlipFleet(ns, n, fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
-kind: DynamicIngress
-metadata: {namespace: %s, name: contested}
-spec:
-  target: {name: contested}
-  state: flag
-  expected: {statusCode: "200"}
-  activeIngress:
-    template:
-      spec:
-        defaultBackend: {service: {name: ours, port: {number: 80}}}
-`, ns))
-	f.kubectl(fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {namespace: %[1]s, name: contested}
-spec:
-  defaultBackend: {service: {name: theirs, port: {number: 80}}}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {namespace: %[1]s, name: lookalike, labels: {app.kubernetes.io/managed-by: dynamic-ingress-operator}}
-spec:
-  defaultBackend: {service: {name: theirs, port: {number: 80}}}
-`, ns), "apply", "-f", "-")
+	f.createFlipFleet(ns, n, contestedManifest(ns))
+	f.kubectl(unownedIngressesManifest(ns), "apply", "-f", "-")
 	before := f.kubectl("", "get", "-n", ns, "ingress", "contested", "lookalike", "-o", "yaml")
 	f.waitForSites(ns, n, "web", 30*time.Second)
 	updatesBefore := mgr.logLines("Updated Ingress")

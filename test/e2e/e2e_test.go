@@ -216,33 +216,11 @@ func TestKilledMidFlipConverges(t *testing.T) {
 	}
 	// A DynamicIngress with no passive Ingress, whose target name someone
 	// else takes while it is passive: the flip must leave that Ingress be.
-	fmt.Fprintf(&manifests, `---
-apiVersion: ingress.dynamicingress.io/v1beta1
-kind: DynamicIngress
-metadata: {namespace: %s, name: contested}
-spec:
-  target: {name: contested}
-  state: flag
-  expected: {statusCode: "200"}
-  activeIngress:
-    template:
-      spec:
-        defaultBackend: {service: {name: ours, port: {number: 80}}}
-`, ns)
+	manifests.WriteString("---\n" + contestedManifest(ns))
 	kubectl(t, manifests.String(), "apply", "-f", "-")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "di", "--all", "--timeout=120s")
 
-	unowned := fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {namespace: %[1]s, name: %[2]s}
-spec:
-  defaultBackend: {service: {name: theirs, port: {number: 80}}}
-`, ns, "contested") + "---\n" + fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {namespace: %[1]s, name: %[2]s, labels: {app.kubernetes.io/managed-by: dynamic-ingress-operator}}
-spec:
-  defaultBackend: {service: {name: theirs, port: {number: 80}}}
-`, ns, "lookalike")
+	unowned := unownedIngressesManifest(ns)
 	kubectl(t, unowned, "apply", "-f", "-")
 	before := kubectl(t, "", "get", "-n", ns, "ingress", "contested", "lookalike", "-o", "yaml")
 

@@ -198,3 +198,39 @@ spec:
           http: {paths: [{path: %[5]s, pathType: Prefix, backend: {service: {name: sorry, port: {number: 80}}}}]}
 `, ns, name, target, state, path)
 }
+
+// contestedManifest is a DynamicIngress with no passive Ingress: while it
+// is passive someone else creates an Ingress at its target name
+// (unownedIngressesManifest), which its flips must leave be.
+func contestedManifest(ns string) string {
+	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %s, name: contested}
+spec:
+  target: {name: contested}
+  state: flag
+  expected: {statusCode: "200"}
+  activeIngress:
+    template:
+      spec:
+        defaultBackend: {service: {name: ours, port: {number: 80}}}
+`, ns)
+}
+
+// unownedIngressesManifest is two Ingresses the operator does not own:
+// contested, at contestedManifest's target name, and lookalike, with the
+// operator's managed-by label but no ownerReference.
+func unownedIngressesManifest(ns string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: %[1]s, name: contested}
+spec:
+  defaultBackend: {service: {name: theirs, port: {number: 80}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {namespace: %[1]s, name: lookalike, labels: {app.kubernetes.io/managed-by: dynamic-ingress-operator}}
+spec:
+  defaultBackend: {service: {name: theirs, port: {number: 80}}}
+`, ns)
+}
