@@ -109,7 +109,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := states.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
 	}
-	if err := setupSwitches(mgr, target.Ingress{}, opts); err != nil {
+	gate := newStatusGate(clock.RealClock{}, maxStatusHold)
+	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -120,15 +121,15 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	if err := setupSwitches(mgr, routes, opts); err != nil {
+	if err := setupSwitches(mgr, routes, opts, gate); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options) error {
-	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles)
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate) error {
+	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
 	}

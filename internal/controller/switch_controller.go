@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
@@ -75,10 +76,13 @@ type SwitchReconciler struct {
 	writes   *ownWrites
 	applied  *appliedTargets
 	metadata *metadataWrites
+	// gate holds status writes back while a state change's target writes
+	// are still to come; shared by every kind.
+	gate *statusGate
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
-func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int) (*SwitchReconciler, error) {
+func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *statusGate) (*SwitchReconciler, error) {
 	metadataWrites, err := newMetadataWrites(mgr)
 	if err != nil {
 		return nil, err
@@ -93,6 +97,7 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		writes:                  newOwnWrites(clk),
 		applied:                 newAppliedTargets(),
 		metadata:                metadataWrites,
+		gate:                    gate,
 	}, nil
 }
 
@@ -120,6 +125,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// them: writeStatus works on a copy of the status.
 	if err := r.Get(ctx, req.NamespacedName, sw, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.gate.done(kind, req.NamespacedName)
 			r.writes.forget(sw, req.NamespacedName)
 			r.applied.forget(req.NamespacedName)
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
@@ -133,12 +139,14 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.
+		r.gate.done(kind, req.NamespacedName)
 		metrics.ForgetTarget(kind, sw.GetNamespace(), sw.GetName())
 		return ctrl.Result{}, nil
 	}
 
 	state, err := r.getState(ctx, sw)
 	if err != nil {
+		r.gate.done(kind, req.NamespacedName)
 		return ctrl.Result{}, err
 	}
 	active := activeCondition(sw, state)
@@ -152,6 +160,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// failed): look again soon rather than report a failure.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
+	r.gate.done(kind, req.NamespacedName)
 	ready := readyCondition(sw, state != nil, active, result)
 	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State, isActive)
 
@@ -166,7 +175,18 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
-	switched, err := r.writeStatus(ctx, sw, active, ready)
+	status := nextStatus(sw, active, ready)
+	if status != nil {
+		if held, atMost := r.gate.hold(kind, req.NamespacedName); held {
+			// Enqueued again once the targets of the state change are
+			// written (a failed write is retried with backoff meanwhile).
+			if syncErr != nil {
+				return ctrl.Result{}, syncErr
+			}
+			return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
+		}
+	}
+	switched, err := r.writeStatus(ctx, sw, status)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -415,22 +435,29 @@ func (r *SwitchReconciler) firstClaimant(ctx context.Context, sw target.Switch) 
 	return firstClaimant(r.Kind.SwitchItems(list), sw), nil
 }
 
-// writeStatus sets both conditions, writes the status only when it changed,
-// and records events for the transitions. It reports whether the status
-// it wrote is a switch between active and passive.
-func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, active, ready metav1.Condition) (bool, error) {
+// nextStatus is the switch's status with both conditions set, nil when
+// that is the status it has.
+func nextStatus(sw target.Switch, active, ready metav1.Condition) *v1beta1.SwitchStatus {
 	before := sw.SwitchStatus()
-	prevActive := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionActive)
-	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
-
 	// sw is the cache's own object: the new status is a copy.
 	status := before.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, active)
 	meta.SetStatusCondition(&status.Conditions, ready)
 	status.ObservedGeneration = sw.GetGeneration()
 	if equality.Semantic.DeepEqual(before, status) {
+		return nil
+	}
+	return status
+}
+
+// writeStatus writes status (nothing when nil) and records events for the
+// transitions. It reports whether the status it wrote is a switch between
+// active and passive.
+func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus) (bool, error) {
+	if status == nil {
 		return false, nil
 	}
+	before := sw.SwitchStatus()
 	patch, err := statusMergePatch(before, status)
 	if err != nil {
 		return false, err
@@ -441,7 +468,11 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, ac
 	}
 	r.writes.wroteVersion(sw, client.ObjectKeyFromObject(sw), rv)
 
-	for _, e := range transitionEvents(prevActive, prevReady, active, ready) {
+	prevActive := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionActive)
+	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
+	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
+	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
+	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready) {
 		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	return prevActive != nil && prevActive.Status != active.Status, nil
@@ -476,9 +507,18 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.DynamicIngressState{},
 			handler.EnqueueRequestsFromMapFunc(r.stateToSwitches),
 			builder.WithPredicates(responseChanged())).
+		WatchesRawSource(source.Func(r.releaseHeld)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
 		Named(kindName(r.Kind)).
 		Complete(r)
+}
+
+// releaseHeld has the status gate enqueue the switches it held in q, at
+// low priority: the source that hands the gate this controller's queue.
+func (r *SwitchReconciler) releaseHeld(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	q = lowPriority(q)
+	r.gate.register(r.Kind.SwitchKind(), func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
+	return nil
 }
 
 // targetChanged enqueues the switch controlling a target that changed at
@@ -529,9 +569,14 @@ func (r *SwitchReconciler) stateToSwitches(ctx context.Context, obj client.Objec
 	}
 	items := r.Kind.SwitchItems(list)
 	reqs := make([]reconcile.Request, 0, len(items))
+	keys := make([]types.NamespacedName, 0, len(items))
 	for _, sw := range items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sw)})
+		key := client.ObjectKeyFromObject(sw)
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
+		keys = append(keys, key)
 	}
+	// Their statuses wait until these targets are synced.
+	r.gate.expect(r.Kind.SwitchKind(), keys)
 	return reqs
 }
 
