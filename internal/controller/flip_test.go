@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,52 +17,101 @@ import (
 )
 
 // TestFlipWritesEveryTargetBeforeAnyStatus flips one state driving more
-// DynamicIngresses than the controller has workers: every Ingress is
-// written before the first status (and its event), so that during a flip
-// the API server works on what traffic sees first. The order is read from
-// resourceVersions, which this API server takes from etcd's revision.
+// DynamicIngresses than the controller has workers, there and back, with
+// more DynamicIngresses of the same state that never match it (their mode
+// stays; their reconciles end first): in each flip every Ingress is
+// written before the first status and the first Switched event, so that
+// the API server works on what traffic sees first, and the statuses are
+// not held back longer than the flip (the gate's 10s bound is not what
+// ends the wait). The order is read from resourceVersions, which this API
+// server takes from etcd's revision.
 func TestFlipWritesEveryTargetBeforeAnyStatus(t *testing.T) {
-	const n = 60
+	const switching, steady = 60, 20
 	ns := newNamespace(t)
 	state := builders.FixedState(ns, "flag", "503", "").Obj()
 	create(t, state)
-	for i := range n {
+	for i := range switching + steady {
 		name := fmt.Sprintf("site-%02d", i)
-		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode("200").
+		expect := "200"
+		if i >= switching {
+			expect = "418"
+		}
+		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode(expect).
 			Passive(builders.IngressTo(name+".example.com", "web")).
 			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
 	}
-	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(n), HaveEach("web")))
-	eventually(t, readyCount(t, ns)).Should(Equal(n))
+	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(switching+steady), HaveEach("web")))
+	eventually(t, readyCount(t, ns)).Should(Equal(switching + steady))
 
-	setFixedStatus(t, state, "200")
-	eventually(t, backendsIn(t, ns)).Should(HaveEach("sorry"))
-	eventually(t, activeCount(t, ns)).Should(Equal(n))
+	for _, flip := range []struct {
+		code, backend string
+		active        int
+	}{{"200", "sorry", switching}, {"503", "web", 0}} {
+		before := switchVersions(t, ns)
+		setFixedStatus(t, state, flip.code)
+		flipped := revision(t, state.ResourceVersion)
+		eventually(t, backendsIn(t, ns)).Should(ContainElements(slices.Repeat([]string{flip.backend}, switching)))
+		NewWithT(t).Eventually(activeCount(t, ns), 8*time.Second, 50*time.Millisecond).Should(Equal(flip.active),
+			"the statuses of the flip to %s took about as long as the gate's bound", flip.code)
+		eventually(t, switchedEventsAfter(t, ns, flipped)).Should(HaveLen(switching))
 
-	ingresses := &networkingv1.IngressList{}
-	if err := k8s.List(ctx, ingresses, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
+		lastIngress, lastIngressRV := "", uint64(0)
+		ingresses := &networkingv1.IngressList{}
+		if err := k8s.List(ctx, ingresses, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, ing := range ingresses.Items {
+			if rv := revision(t, ing.ResourceVersion); rv > lastIngressRV {
+				lastIngress, lastIngressRV = ing.Name, rv
+			}
+		}
+		var early []string
+		for name, rv := range switchVersions(t, ns) {
+			if rv != before[name] && rv < lastIngressRV {
+				early = append(early, fmt.Sprintf("status of %s (%d)", name, rv))
+			}
+		}
+		for _, rv := range switchedEventsAfter(t, ns, flipped)() {
+			if rv < lastIngressRV {
+				early = append(early, fmt.Sprintf("a Switched event (%d)", rv))
+			}
+		}
+		slices.Sort(early)
+		if len(early) > 0 {
+			t.Errorf("flip to %s: %d writes came before Ingress %s (resourceVersion %d): %v",
+				flip.code, len(early), lastIngress, lastIngressRV, early)
+		}
 	}
+}
+
+// switchVersions maps each DynamicIngress of ns to its resourceVersion.
+func switchVersions(t *testing.T, ns string) map[string]uint64 {
 	dis := &v1beta1.DynamicIngressList{}
 	if err := k8s.List(ctx, dis, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	lastIngress, lastIngressRV := "", uint64(0)
-	for _, ing := range ingresses.Items {
-		if rv := revision(t, ing.ResourceVersion); rv > lastIngressRV {
-			lastIngress, lastIngressRV = ing.Name, rv
-		}
-	}
-	var early []string
+	out := map[string]uint64{}
 	for _, di := range dis.Items {
-		if rv := revision(t, di.ResourceVersion); rv < lastIngressRV {
-			early = append(early, fmt.Sprintf("%s (%d)", di.Name, rv))
-		}
+		out[di.Name] = revision(t, di.ResourceVersion)
 	}
-	slices.Sort(early)
-	if len(early) > 0 {
-		t.Errorf("the statuses of %d DynamicIngresses were written before Ingress %s (resourceVersion %d): %v",
-			len(early), lastIngress, lastIngressRV, early)
+	return out
+}
+
+// switchedEventsAfter lists the resourceVersions of the Switched events of
+// ns written after resourceVersion after.
+func switchedEventsAfter(t *testing.T, ns string, after uint64) func() []uint64 {
+	return func() []uint64 {
+		list := &eventsv1.EventList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var out []uint64
+		for _, e := range list.Items {
+			if rv := revision(t, e.ResourceVersion); e.Reason == v1beta1.EventReasonSwitched && rv > after {
+				out = append(out, rv)
+			}
+		}
+		return out
 	}
 }
 

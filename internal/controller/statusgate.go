@@ -6,42 +6,53 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 )
 
 // maxStatusHold bounds how long a switch's status waits for the target
-// writes of a state change (see statusGate): statuses of a flip that never
-// ends (a switch whose target cannot be read) are written after it.
+// writes of state changes (see statusGate).
 const maxStatusHold = 10 * time.Second
 
 // statusGate holds back status writes while the target writes that a state
 // change caused are still to come. During a flip the targets are what
 // traffic sees; every status patch and event the API server handles before
-// the last target write delays that write (docs/benchmarks.md, "Targets
-// first").
+// the last target write delays that write (docs/benchmarks.md).
 //
-// A state change names the switches it drives (expect); the reconcile of
-// each reports when its target is synced or cannot be (done). While any of
-// them is pending, a switch whose status is to change is held (hold) rather
-// than written; when the last pending one is done, every held switch is
-// released: handed to its kind's release func, which enqueues it to be
-// reconciled again. Nothing is held longer than maxHold after the first
-// switch became pending: a held reconcile asks to be retried then, and
-// from then on nothing more is held until the pending ones are done.
+// The state watch's handler names each switch it enqueues (expect); the
+// reconcile of each reports when its target is synced, or failed to be
+// (done). While any of them is pending, a switch whose status is to change
+// is held (hold) rather than written; when the last pending one is done,
+// every held switch is released: handed to its kind's release func, which
+// enqueues it to be reconciled again.
 //
-// One gate serves every kind of switch, since one state change fans out to
-// all of them. It keeps time on the real clock, as the work queue does.
+// Holding is bounded twice by maxHold: no status is held longer than that
+// after its first hold, and nothing is held once the oldest pending switch
+// has waited that long (a switch whose reconcile keeps being retried, for a
+// cache that lags or a target that keeps changing, would otherwise hold up
+// every status). A held reconcile asks to be retried after the time left.
+//
+// A reconcile that began before its switch was expected (it read the state
+// from before the change) does not count as done for that change: each
+// expect is numbered, and a reconcile takes the current number (ticket)
+// before it reads anything.
+//
+// One gate serves every kind of switch. It keeps time on the real clock, as
+// the work queue does.
 type statusGate struct {
 	clock   clock.PassiveClock
 	maxHold time.Duration
 
-	mu      sync.Mutex
-	pending sets.Set[gateKey]
-	held    sets.Set[gateKey]
+	mu sync.Mutex
+	// pending maps each expected switch to the number of its expect.
+	pending map[gateKey]uint64
+	expects uint64
 	// since is when pending last became non-empty.
-	since   time.Time
-	release map[string]func(types.NamespacedName)
+	since time.Time
+	// held maps each held switch to when it was first held; released ones
+	// stay, so that the bound counts from the first hold.
+	held     map[gateKey]time.Time
+	released map[gateKey]bool
+	release  map[string]func(types.NamespacedName)
 }
 
 // gateKey names a switch: its kind and its key.
@@ -51,8 +62,8 @@ type gateKey struct {
 }
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
-	return &statusGate{clock: clk, maxHold: maxHold, pending: sets.New[gateKey](), held: sets.New[gateKey](),
-		release: map[string]func(types.NamespacedName){}}
+	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
+		held: map[gateKey]time.Time{}, released: map[gateKey]bool{}, release: map[string]func(types.NamespacedName){}}
 }
 
 // register sets how a held switch of kind is reconciled again.
@@ -62,42 +73,75 @@ func (g *statusGate) register(kind string, release func(types.NamespacedName)) {
 	g.release[kind] = release
 }
 
-// expect notes that the targets of the switches of kind at keys are to be
-// synced after a state change.
-func (g *statusGate) expect(kind string, keys []types.NamespacedName) {
-	if len(keys) == 0 {
-		return
-	}
+// expect notes that the target of the switch of kind at key is to be
+// synced after a state change. Call it before the switch is enqueued.
+func (g *statusGate) expect(kind string, key types.NamespacedName) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.pending.Len() == 0 {
+	if len(g.pending) == 0 {
 		g.since = now
 	}
-	for _, key := range keys {
-		g.pending.Insert(gateKey{kind, key})
-	}
+	g.expects++
+	g.pending[gateKey{kind, key}] = g.expects
 }
 
-// done notes that the target of the switch of kind at key is synced, or
-// cannot be: it holds up no status any more. When it was the last one,
-// the held switches are released.
-func (g *statusGate) done(kind string, key types.NamespacedName) {
+// ticket is what a reconcile takes before it reads anything, to give to
+// done.
+func (g *statusGate) ticket() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.expects
+}
+
+// done notes that the reconcile that took ticket synced the target of the
+// switch of kind at key, or failed to: it holds up no status any more,
+// unless the switch was expected again after the ticket was taken. When it
+// was the last pending one, the held switches are released.
+func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) {
 	g.mu.Lock()
 	k := gateKey{kind, key}
-	if !g.pending.Has(k) {
+	if expected, ok := g.pending[k]; !ok || expected > ticket {
 		g.mu.Unlock()
 		return
 	}
-	g.pending.Delete(k)
-	var released []gateKey
-	if g.pending.Len() == 0 && g.held.Len() > 0 {
-		released = g.held.UnsortedList()
-		g.held = sets.New[gateKey]()
+	delete(g.pending, k)
+	g.releaseIfOpenLocked()
+}
+
+// forget drops the switch of kind at key, which is gone.
+func (g *statusGate) forget(kind string, key types.NamespacedName) {
+	g.mu.Lock()
+	k := gateKey{kind, key}
+	delete(g.held, k)
+	delete(g.released, k)
+	if _, ok := g.pending[k]; !ok {
+		g.mu.Unlock()
+		return
 	}
-	release := maps.Clone(g.release)
+	delete(g.pending, k)
+	g.releaseIfOpenLocked()
+}
+
+// releaseIfOpenLocked hands every held switch not yet released to its
+// kind's release func when nothing is pending. Called with g.mu held; it
+// unlocks it.
+func (g *statusGate) releaseIfOpenLocked() {
+	var keys []gateKey
+	if len(g.pending) == 0 {
+		for k := range g.held {
+			if !g.released[k] {
+				g.released[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	var release map[string]func(types.NamespacedName)
+	if len(keys) > 0 {
+		release = maps.Clone(g.release)
+	}
 	g.mu.Unlock()
-	for _, k := range released {
+	for _, k := range keys {
 		if f := release[k.kind]; f != nil {
 			f(k.key)
 		}
@@ -105,20 +149,28 @@ func (g *statusGate) done(kind string, key types.NamespacedName) {
 }
 
 // hold reports whether the status write of the switch of kind at key is
-// to wait, and for how long at most: the switch is released as soon as the
-// pending targets are synced, and is to be reconciled again after the
-// returned duration in any case.
-func (g *statusGate) hold(kind string, key types.NamespacedName) (bool, time.Duration) {
+// to wait, and for how long at most: the switch is released as soon as no
+// target is pending, and is to be reconciled again after the returned
+// duration in any case. write says whether the reconcile has a status to
+// write: one that has not is never held, and neither is one whose target
+// write failed (its status says so at once). When hold reports false, the
+// status, if any, is written.
+func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.pending.Len() == 0 {
+	k := gateKey{kind, key}
+	first, wasHeld := g.held[k]
+	if !wasHeld {
+		first = now
+	}
+	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
+	if !write || len(g.pending) == 0 || left <= 0 {
+		delete(g.held, k)
+		delete(g.released, k)
 		return false, 0
 	}
-	left := g.maxHold - now.Sub(g.since)
-	if left <= 0 {
-		return false, 0
-	}
-	g.held.Insert(gateKey{kind, key})
+	g.held[k] = first
+	delete(g.released, k)
 	return true, left
 }

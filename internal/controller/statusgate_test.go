@@ -10,18 +10,27 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
+const (
+	ingressKind = "DynamicIngress"
+	routeKind   = "DynamicHTTPRoute"
+)
+
 // gateUnderTest is a status gate whose releases are recorded, by kind.
 type gateUnderTest struct {
 	*statusGate
+	t        *testing.T
 	clock    *testingclock.FakeClock
 	released map[string][]string
 }
 
-func newGateUnderTest(maxHold time.Duration) *gateUnderTest {
+func newGateUnderTest(t *testing.T) *gateUnderTest {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
-	g := &gateUnderTest{statusGate: newStatusGate(clk, maxHold), clock: clk, released: map[string][]string{}}
-	for _, kind := range []string{"DynamicIngress", "DynamicHTTPRoute"} {
+	g := &gateUnderTest{statusGate: newStatusGate(clk, 10*time.Second), t: t, clock: clk, released: map[string][]string{}}
+	for _, kind := range []string{ingressKind, routeKind} {
 		g.register(kind, func(key types.NamespacedName) {
+			// A release func may call back into the gate (it enqueues; a
+			// reconcile may run at once): no lock is held.
+			g.ticket()
 			g.released[kind] = append(g.released[kind], key.Name)
 			slices.Sort(g.released[kind])
 		})
@@ -29,80 +38,133 @@ func newGateUnderTest(maxHold time.Duration) *gateUnderTest {
 	return g
 }
 
-func keys(names ...string) []types.NamespacedName {
-	out := make([]types.NamespacedName, 0, len(names))
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
+
+func (g *gateUnderTest) expectAll(kind string, names ...string) {
 	for _, name := range names {
-		out = append(out, types.NamespacedName{Namespace: "shop", Name: name})
+		g.expect(kind, key(name))
 	}
-	return out
 }
 
-func key(name string) types.NamespacedName { return keys(name)[0] }
+// sync is a reconcile that began now and synced the target.
+func (g *gateUnderTest) sync(kind, name string) { g.done(kind, key(name), g.ticket()) }
+
+func (g *gateUnderTest) mustHold(kind, name string, atMost time.Duration) {
+	g.t.Helper()
+	held, left := g.hold(kind, key(name), true)
+	if !held || left != atMost {
+		g.t.Fatalf("hold(%s %s) = %v, %v; want held for at most %v", kind, name, held, left, atMost)
+	}
+}
+
+func (g *gateUnderTest) mustWrite(kind, name string) {
+	g.t.Helper()
+	if held, _ := g.hold(kind, key(name), true); held {
+		g.t.Fatalf("the status of %s %s was held", kind, name)
+	}
+}
+
+func (g *gateUnderTest) mustHaveReleased(want map[string][]string) {
+	g.t.Helper()
+	if !maps.EqualFunc(g.released, want, slices.Equal[[]string]) {
+		g.t.Fatalf("released %v, want %v", g.released, want)
+	}
+}
 
 func TestStatusGateHoldsUntilTheLastTargetIsSynced(t *testing.T) {
-	g := newGateUnderTest(10 * time.Second)
-	if held, _ := g.hold("DynamicIngress", key("a")); held {
-		t.Fatal("a status was held with no state change under way")
-	}
+	g := newGateUnderTest(t)
+	g.mustWrite(ingressKind, "a") // no state change under way
 
-	g.expect("DynamicIngress", keys("a", "b", "c"))
-	g.expect("DynamicHTTPRoute", keys("r"))
+	g.expectAll(ingressKind, "a", "b", "c")
+	g.expectAll(routeKind, "r")
 	g.clock.Step(2 * time.Second)
-	held, atMost := g.hold("DynamicIngress", key("a"))
-	if !held || atMost != 8*time.Second {
-		t.Fatalf("hold(a) = %v, %v; want held for at most 8s (10s from the state change)", held, atMost)
+	g.mustHold(ingressKind, "a", 8*time.Second) // 10s from the state change
+	g.sync(ingressKind, "a")
+	g.mustHold(routeKind, "r", 8*time.Second) // Ingresses are still to be written
+	if held, _ := g.hold(ingressKind, key("b"), false); held {
+		t.Fatal("a reconcile with no status to write was held")
 	}
-	g.done("DynamicIngress", key("a"))
-	if held, _ := g.hold("DynamicHTTPRoute", key("r")); !held {
-		t.Fatal("the route's status was not held while Ingresses are still to be written")
-	}
-	g.done("DynamicIngress", key("b"))
-	g.done("DynamicIngress", key("unrelated")) // not part of the change
-	g.done("DynamicHTTPRoute", key("r"))
-	if len(g.released) != 0 {
-		t.Fatalf("released %v while c is still to be written", g.released)
-	}
+	g.sync(ingressKind, "b")
+	g.sync(ingressKind, "unrelated") // not part of the change
+	g.sync(routeKind, "r")
+	g.mustHaveReleased(map[string][]string{})
 
-	g.done("DynamicIngress", key("c"))
-	want := map[string][]string{"DynamicIngress": {"a"}, "DynamicHTTPRoute": {"r"}}
-	if !mapsEqual(g.released, want) {
-		t.Fatalf("released %v, want %v", g.released, want)
-	}
-	if held, _ := g.hold("DynamicIngress", key("b")); held {
-		t.Fatal("a status was held after every target was written")
-	}
-	g.done("DynamicIngress", key("c"))
-	if !mapsEqual(g.released, want) {
-		t.Fatalf("a second done released again: %v", g.released)
-	}
+	g.sync(ingressKind, "c")
+	want := map[string][]string{ingressKind: {"a"}, routeKind: {"r"}}
+	g.mustHaveReleased(want)
+	g.mustWrite(ingressKind, "a")
+	g.mustWrite(ingressKind, "b")
+	g.sync(ingressKind, "c")
+	g.mustHaveReleased(want) // released once
+}
+
+func TestStatusGateCountsOnlyReconcilesThatSawTheChange(t *testing.T) {
+	g := newGateUnderTest(t)
+	// A reconcile of a began before a state change was seen: it read the
+	// old state, so it does not sync a for that change.
+	early := g.ticket()
+	g.expectAll(ingressKind, "a", "b")
+	g.mustHold(ingressKind, "b", 10*time.Second)
+	g.done(ingressKind, key("a"), early)
+	g.sync(ingressKind, "b")
+	g.mustHaveReleased(map[string][]string{})
+	g.sync(ingressKind, "a") // the reconcile the change enqueued
+	g.mustHaveReleased(map[string][]string{ingressKind: {"b"}})
+
+	// A switch expected again after it was synced is pending again.
+	g.expectAll(ingressKind, "a")
+	g.mustHold(ingressKind, "b", 10*time.Second)
+	g.sync(ingressKind, "a")
+	g.mustHaveReleased(map[string][]string{ingressKind: {"b", "b"}})
 }
 
 func TestStatusGateHoldsNoLongerThanMaxHold(t *testing.T) {
-	g := newGateUnderTest(10 * time.Second)
-	g.expect("DynamicIngress", keys("stuck", "a"))
+	g := newGateUnderTest(t)
+	g.expectAll(ingressKind, "stuck", "a")
 	g.clock.Step(4 * time.Second)
-	g.expect("DynamicIngress", keys("b")) // a second change while the first is under way
+	g.expectAll(ingressKind, "b") // a second change while the first is under way
 	g.clock.Step(5 * time.Second)
-	if held, atMost := g.hold("DynamicIngress", key("a")); !held || atMost != time.Second {
-		t.Fatalf("hold(a) = %v, %v; want held for at most 1s (10s from the first change)", held, atMost)
-	}
+	g.mustHold(ingressKind, "a", time.Second) // 10s from the first change
 	g.clock.Step(time.Second)
-	if held, _ := g.hold("DynamicIngress", key("b")); held {
-		t.Fatal("a status was held 10s after the state change")
-	}
+	g.mustWrite(ingressKind, "a")
+	g.mustWrite(ingressKind, "b")
 
-	// Once every target is synced, the next change holds for its own 10s.
-	g.done("DynamicIngress", key("stuck"))
-	g.done("DynamicIngress", key("a"))
-	g.done("DynamicIngress", key("b"))
-	if want := map[string][]string{"DynamicIngress": {"a"}}; !mapsEqual(g.released, want) {
-		t.Fatalf("released %v, want %v", g.released, want)
-	}
-	g.expect("DynamicIngress", keys("a"))
-	g.clock.Step(9 * time.Second)
-	if held, _ := g.hold("DynamicIngress", key("b")); !held {
-		t.Fatal("a new state change did not hold statuses")
-	}
+	// Once every target is synced, the next change holds for its own 10s;
+	// nothing was held when the last one was synced.
+	g.sync(ingressKind, "stuck")
+	g.sync(ingressKind, "a")
+	g.sync(ingressKind, "b")
+	g.mustHaveReleased(map[string][]string{})
+	g.expectAll(ingressKind, "c")
+	g.clock.Step(time.Second)
+	g.mustHold(ingressKind, "d", 9*time.Second)
 }
 
-func mapsEqual(a, b map[string][]string) bool { return maps.EqualFunc(a, b, slices.Equal[[]string]) }
+func TestStatusGateHoldsAStatusNoLongerThanMaxHoldAcrossChanges(t *testing.T) {
+	g := newGateUnderTest(t)
+	g.expectAll(ingressKind, "a")
+	g.mustHold(ingressKind, "held", 10*time.Second)
+	g.clock.Step(6 * time.Second)
+	g.sync(ingressKind, "a")
+	g.mustHaveReleased(map[string][]string{ingressKind: {"held"}})
+
+	// A new change begins before the released switch is reconciled: its
+	// status is held again, but only for what is left of its 10s.
+	g.expectAll(ingressKind, "b")
+	g.mustHold(ingressKind, "held", 4*time.Second)
+	g.clock.Step(4 * time.Second)
+	g.mustWrite(ingressKind, "held")
+	g.mustHold(ingressKind, "other", 6*time.Second)
+}
+
+func TestStatusGateForgetsDeletedSwitches(t *testing.T) {
+	g := newGateUnderTest(t)
+	g.expectAll(ingressKind, "a", "deleted")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.mustHold(ingressKind, "gone", 10*time.Second)
+	g.forget(ingressKind, key("gone"))
+	g.sync(ingressKind, "a")
+	g.mustHaveReleased(map[string][]string{})
+	g.forget(ingressKind, key("deleted")) // the last pending one
+	g.mustHaveReleased(map[string][]string{ingressKind: {"a"}})
+}

@@ -119,13 +119,16 @@ func kindName(kind target.Kind) string {
 // the status when it changed.
 func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kind := r.Kind.SwitchKind()
+	// Taken before anything is read: this reconcile counts as the one a
+	// state change expected only if it began after that change was seen.
+	ticket := r.gate.ticket()
 	sw := r.Kind.NewSwitch()
 	// The objects read from the cache here are the cache's own (no deep
 	// copy: a flip reads hundreds of them at once), so nothing may change
 	// them: writeStatus works on a copy of the status.
 	if err := r.Get(ctx, req.NamespacedName, sw, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.gate.done(kind, req.NamespacedName)
+			r.gate.forget(kind, req.NamespacedName)
 			r.writes.forget(sw, req.NamespacedName)
 			r.applied.forget(req.NamespacedName)
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
@@ -139,14 +142,14 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.
-		r.gate.done(kind, req.NamespacedName)
+		r.gate.done(kind, req.NamespacedName, ticket)
 		metrics.ForgetTarget(kind, sw.GetNamespace(), sw.GetName())
 		return ctrl.Result{}, nil
 	}
 
 	state, err := r.getState(ctx, sw)
 	if err != nil {
-		r.gate.done(kind, req.NamespacedName)
+		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
 	active := activeCondition(sw, state)
@@ -160,7 +163,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// failed): look again soon rather than report a failure.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
-	r.gate.done(kind, req.NamespacedName)
+	r.gate.done(kind, req.NamespacedName, ticket)
 	ready := readyCondition(sw, state != nil, active, result)
 	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State, isActive)
 
@@ -176,15 +179,9 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	status := nextStatus(sw, active, ready)
-	if status != nil {
-		if held, atMost := r.gate.hold(kind, req.NamespacedName); held {
-			// Enqueued again once the targets of the state change are
-			// written (a failed write is retried with backoff meanwhile).
-			if syncErr != nil {
-				return ctrl.Result{}, syncErr
-			}
-			return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
-		}
+	if held, atMost := r.gate.hold(kind, req.NamespacedName, status != nil && syncErr == nil); held {
+		// Enqueued again once the targets of the state change are written.
+		return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	switched, err := r.writeStatus(ctx, sw, status)
 	if err != nil {
@@ -504,9 +501,7 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			r.Kind.NewSwitch(), handler.OnlyControllerOwner()))).
-		Watches(&v1beta1.DynamicIngressState{},
-			handler.EnqueueRequestsFromMapFunc(r.stateToSwitches),
-			builder.WithPredicates(responseChanged())).
+		Watches(&v1beta1.DynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
 		WatchesRawSource(source.Func(r.releaseHeld)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
 		Named(kindName(r.Kind)).
@@ -559,25 +554,53 @@ func (q lowPriorityQueue) Add(item reconcile.Request) {
 	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, item)
 }
 
-// stateToSwitches lists the switches of this kind that a state drives.
-func (r *SwitchReconciler) stateToSwitches(ctx context.Context, obj client.Object) []reconcile.Request {
+// stateChanged enqueues the switches of a state that changed, each one
+// expected by the status gate first. It lists them once per event (from
+// the new object of an update: a state's name does not change), and adds
+// at low priority what the cache's first list or a resync delivers.
+func (r *SwitchReconciler) stateChanged() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueSwitchesOf(ctx, e.Object, q, e.IsInInitialList)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueSwitchesOf(ctx, e.ObjectNew, q, e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion())
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueSwitchesOf(ctx, e.Object, q, false)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueSwitchesOf(ctx, e.Object, q, false)
+		},
+	}
+}
+
+// enqueueSwitchesOf adds every switch of this kind that state drives to q.
+func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool) {
+	if low {
+		q = lowPriority(q)
+	}
+	for _, key := range r.switchesOf(ctx, state) {
+		// Expected before it is enqueued, so that its reconcile counts.
+		r.gate.expect(r.Kind.SwitchKind(), key)
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// switchesOf lists the switches of this kind that a state drives.
+func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) []types.NamespacedName {
 	list := r.Kind.NewSwitchList()
-	if err := r.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{index.State: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a state", "kind", r.Kind.SwitchKind(), "state", client.ObjectKeyFromObject(obj))
+	if err := r.List(ctx, list, client.InNamespace(state.GetNamespace()),
+		client.MatchingFields{index.State: state.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a state", "kind", r.Kind.SwitchKind(), "state", client.ObjectKeyFromObject(state))
 		return nil
 	}
 	items := r.Kind.SwitchItems(list)
-	reqs := make([]reconcile.Request, 0, len(items))
 	keys := make([]types.NamespacedName, 0, len(items))
 	for _, sw := range items {
-		key := client.ObjectKeyFromObject(sw)
-		reqs = append(reqs, reconcile.Request{NamespacedName: key})
-		keys = append(keys, key)
+		keys = append(keys, client.ObjectKeyFromObject(sw))
 	}
-	// Their statuses wait until these targets are synced.
-	r.gate.expect(r.Kind.SwitchKind(), keys)
-	return reqs
+	return keys
 }
 
 // responseChanged passes state creations and deletions, and updates that
