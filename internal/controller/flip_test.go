@@ -128,7 +128,9 @@ func revision(t *testing.T, resourceVersion string) uint64 {
 // (Active) condition is True.
 func readyCount(t *testing.T, ns string) func() int { return trueCount(t, ns, v1beta1.ConditionReady) }
 
-func activeCount(t *testing.T, ns string) func() int { return trueCount(t, ns, v1beta1.ConditionActive) }
+func activeCount(t *testing.T, ns string) func() int {
+	return trueCount(t, ns, v1beta1.ConditionActive)
+}
 
 func trueCount(t *testing.T, ns, condType string) func() int {
 	return func() int {

@@ -38,7 +38,9 @@ func newGateUnderTest(t *testing.T) *gateUnderTest {
 	return g
 }
 
-func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "shop", Name: name} }
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "shop", Name: name}
+}
 
 func (g *gateUnderTest) expectAll(kind string, names ...string) {
 	for _, name := range names {
