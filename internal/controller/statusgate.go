@@ -25,11 +25,15 @@ const maxStatusHold = 10 * time.Second
 // every held switch is released: handed to its kind's release func, which
 // enqueues it to be reconciled again.
 //
-// Holding is bounded twice by maxHold: no status is held longer than that
-// after its first hold, and nothing is held once the oldest pending switch
-// has waited that long (a switch whose reconcile keeps being retried, for a
-// cache that lags or a target that keeps changing, would otherwise hold up
-// every status). A held reconcile asks to be retried after the time left.
+// The gate is one for all states: a status waits for the pending targets
+// of any state change, including the changes the manager's first list of
+// states delivers at start. Holding is bounded twice by maxHold: no status
+// is held longer than that after its first hold (until it is written), and
+// nothing is held once targets have been pending without a break for that
+// long (a switch whose reconcile keeps being retried, for a cache that lags
+// or a target that keeps changing, or states that keep changing one after
+// another, would otherwise hold up every status). A held reconcile asks to
+// be retried after the time left.
 //
 // A reconcile that began before its switch was expected (it read the state
 // from before the change) does not count as done for that change: each
@@ -49,7 +53,8 @@ type statusGate struct {
 	// since is when pending last became non-empty.
 	since time.Time
 	// held maps each held switch to when it was first held; released ones
-	// stay, so that the bound counts from the first hold.
+	// stay until their status is written, so that the bound counts from
+	// the first hold.
 	held     map[gateKey]time.Time
 	released map[gateKey]bool
 	release  map[string]func(types.NamespacedName)
@@ -73,9 +78,13 @@ func (g *statusGate) register(kind string, release func(types.NamespacedName)) {
 	g.release[kind] = release
 }
 
-// expect notes that the target of the switch of kind at key is to be
-// synced after a state change. Call it before the switch is enqueued.
-func (g *statusGate) expect(kind string, key types.NamespacedName) {
+// expect notes that the targets of the switches of kind at keys are to be
+// synced after a state change, all at once. Call it before they are
+// enqueued.
+func (g *statusGate) expect(kind string, keys ...types.NamespacedName) {
+	if len(keys) == 0 {
+		return
+	}
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -83,7 +92,9 @@ func (g *statusGate) expect(kind string, key types.NamespacedName) {
 		g.since = now
 	}
 	g.expects++
-	g.pending[gateKey{kind, key}] = g.expects
+	for _, key := range keys {
+		g.pending[gateKey{kind, key}] = g.expects
+	}
 }
 
 // ticket is what a reconcile takes before it reads anything, to give to
@@ -109,7 +120,17 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 	g.releaseIfOpenLocked()
 }
 
-// forget drops the switch of kind at key, which is gone.
+// written notes that the status of the switch of kind at key was written:
+// a later hold of it counts from then.
+func (g *statusGate) written(kind string, key types.NamespacedName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := gateKey{kind, key}
+	delete(g.held, k)
+	delete(g.released, k)
+}
+
+// forget drops the switch of kind at key, which is gone or going.
 func (g *statusGate) forget(kind string, key types.NamespacedName) {
 	g.mu.Lock()
 	k := gateKey{kind, key}
@@ -154,7 +175,7 @@ func (g *statusGate) releaseIfOpenLocked() {
 // duration in any case. write says whether the reconcile has a status to
 // write: one that has not is never held, and neither is one whose target
 // write failed (its status says so at once). When hold reports false, the
-// status, if any, is written.
+// status, if any, is written; call written once it is.
 func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	now := g.clock.Now()
 	g.mu.Lock()
@@ -164,10 +185,13 @@ func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bo
 	if !wasHeld {
 		first = now
 	}
-	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
-	if !write || len(g.pending) == 0 || left <= 0 {
+	if !write {
 		delete(g.held, k)
 		delete(g.released, k)
+		return false, 0
+	}
+	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
+	if len(g.pending) == 0 || left <= 0 {
 		return false, 0
 	}
 	g.held[k] = first

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	testingclock "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 const (
@@ -59,11 +61,13 @@ func (g *gateUnderTest) mustHold(kind, name string, atMost time.Duration) {
 	}
 }
 
+// mustWrite is a reconcile whose status is not held and is written.
 func (g *gateUnderTest) mustWrite(kind, name string) {
 	g.t.Helper()
 	if held, _ := g.hold(kind, key(name), true); held {
 		g.t.Fatalf("the status of %s %s was held", kind, name)
 	}
+	g.written(kind, key(name))
 }
 
 func (g *gateUnderTest) mustHaveReleased(want map[string][]string) {
@@ -169,4 +173,70 @@ func TestStatusGateForgetsDeletedSwitches(t *testing.T) {
 	g.mustHaveReleased(map[string][]string{})
 	g.forget(ingressKind, key("deleted")) // the last pending one
 	g.mustHaveReleased(map[string][]string{ingressKind: {"a"}})
+}
+
+func TestStatusGateDropsAHeldSwitchWithNothingToWrite(t *testing.T) {
+	g := newGateUnderTest(t)
+	g.expectAll(ingressKind, "x")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	// Reconciled again (a watch event), its status no longer changes.
+	if held, _ := g.hold(ingressKind, key("a"), false); held {
+		t.Fatal("a reconcile with no status to write was held")
+	}
+	g.sync(ingressKind, "x")
+	g.mustHaveReleased(map[string][]string{})
+}
+
+func TestStatusGateKeepsTheBoundThroughAFailedStatusWrite(t *testing.T) {
+	g := newGateUnderTest(t)
+	g.expectAll(ingressKind, "x")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.clock.Step(5 * time.Second)
+	g.sync(ingressKind, "x")
+	g.mustHaveReleased(map[string][]string{ingressKind: {"a"}})
+	g.clock.Step(100 * time.Millisecond)
+	g.expectAll(ingressKind, "y") // another change begins
+	g.clock.Step(4900 * time.Millisecond)
+	// 10s after its first hold: written, but the write fails (no call to
+	// written), and the retry is not held for a new 10s.
+	if held, _ := g.hold(ingressKind, key("a"), true); held {
+		t.Fatal("a status was held 10s after its first hold")
+	}
+	g.clock.Step(100 * time.Millisecond)
+	if held, left := g.hold(ingressKind, key("a"), true); held {
+		t.Fatalf("the retry of a failed status write was held again for %v", left)
+	}
+}
+
+// addChecker is a work queue that checks each item as it is added.
+type addChecker struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	check func(reconcile.Request)
+}
+
+func (q addChecker) Add(item reconcile.Request) {
+	q.check(item)
+	q.TypedRateLimitingInterface.Add(item)
+}
+
+func TestExpectAndAddExpectsEverySwitchBeforeTheFirstIsAdded(t *testing.T) {
+	g := newGateUnderTest(t)
+	keys := []types.NamespacedName{key("a"), key("b"), key("c")}
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer queue.ShutDown()
+	added := 0
+	q := addChecker{queue, func(item reconcile.Request) {
+		added++
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, k := range keys {
+			if _, ok := g.pending[gateKey{ingressKind, k}]; !ok {
+				t.Errorf("%s was added before %s was expected", item, k)
+			}
+		}
+	}}
+	expectAndAdd(g.statusGate, ingressKind, keys, q)
+	if added != len(keys) || queue.Len() != len(keys) {
+		t.Fatalf("added %d, queue holds %d; want %d", added, queue.Len(), len(keys))
+	}
 }

@@ -142,7 +142,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.
-		r.gate.done(kind, req.NamespacedName, ticket)
+		r.gate.forget(kind, req.NamespacedName)
 		metrics.ForgetTarget(kind, sw.GetNamespace(), sw.GetName())
 		return ctrl.Result{}, nil
 	}
@@ -186,6 +186,9 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	switched, err := r.writeStatus(ctx, sw, status)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if status != nil {
+		r.gate.written(kind, req.NamespacedName)
 	}
 	if switched {
 		// The latency was observed when the target was written.
@@ -580,9 +583,15 @@ func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.O
 	if low {
 		q = lowPriority(q)
 	}
-	for _, key := range r.switchesOf(ctx, state) {
-		// Expected before it is enqueued, so that its reconcile counts.
-		r.gate.expect(r.Kind.SwitchKind(), key)
+	expectAndAdd(r.gate, r.Kind.SwitchKind(), r.switchesOf(ctx, state), q)
+}
+
+// expectAndAdd has the gate expect every switch of kind at keys, all at
+// once, and then adds them to q: each reconcile counts, and none can empty
+// the gate before the last is expected.
+func expectAndAdd(gate *statusGate, kind string, keys []types.NamespacedName, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	gate.expect(kind, keys...)
+	for _, key := range keys {
 		q.Add(reconcile.Request{NamespacedName: key})
 	}
 }
