@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -139,6 +141,56 @@ func TestStatusMergePatch(t *testing.T) {
 		b, _ := json.Marshal(tc.after)
 		if string(a) != string(b) {
 			t.Errorf("%s: patched status\n got %s\nwant %s", tc.name, a, b)
+		}
+	}
+}
+
+func TestNextStatus(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: reason,
+			LastTransitionTime: metav1.Unix(1700000000, 0).Rfc3339Copy()}
+	}
+	notMatched := cond(v1beta1.ConditionActive, metav1.ConditionFalse, v1beta1.ReasonNotMatched)
+	matched := cond(v1beta1.ConditionActive, metav1.ConditionTrue, v1beta1.ReasonMatched)
+	synced := cond(v1beta1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonSynced)
+	otherMessage := notMatched
+	otherMessage.Message = "the state answered 418"
+
+	for _, tc := range []struct {
+		name           string
+		generation     int64
+		active         metav1.Condition
+		wantNil        bool
+		wantActive     metav1.ConditionStatus
+		wantMessage    string
+		wantGeneration int64
+	}{
+		{"nothing changed", 1, notMatched, true, "", "", 0},
+		{"a switch", 1, matched, false, metav1.ConditionTrue, v1beta1.ReasonMatched, 1},
+		{"a new message only", 1, otherMessage, false, metav1.ConditionFalse, "the state answered 418", 1},
+		{"a new generation only", 2, notMatched, false, metav1.ConditionFalse, v1beta1.ReasonNotMatched, 2},
+	} {
+		di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: tc.generation},
+			Status: v1beta1.SwitchStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{notMatched, synced}}}
+		before := di.Status.DeepCopy()
+		got := nextStatus(di, tc.active, synced)
+		if !equality.Semantic.DeepEqual(before, &di.Status) {
+			t.Errorf("%s: nextStatus changed the switch's own status (the cache's object)", tc.name)
+		}
+		if tc.wantNil {
+			if got != nil {
+				t.Errorf("%s: nextStatus = %+v, want nil (nothing to write)", tc.name, got)
+			}
+			continue
+		}
+		if got == nil {
+			t.Errorf("%s: nextStatus = nil, want a status to write", tc.name)
+			continue
+		}
+		active := meta.FindStatusCondition(got.Conditions, v1beta1.ConditionActive)
+		if active.Status != tc.wantActive || active.Message != tc.wantMessage || got.ObservedGeneration != tc.wantGeneration ||
+			meta.FindStatusCondition(got.Conditions, v1beta1.ConditionReady) == nil {
+			t.Errorf("%s: nextStatus = %+v, want Active %s %q at generation %d, Ready kept", tc.name, got, tc.wantActive, tc.wantMessage, tc.wantGeneration)
 		}
 	}
 }

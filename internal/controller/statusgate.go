@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -52,12 +51,18 @@ type statusGate struct {
 	expects uint64
 	// since is when pending last became non-empty.
 	since time.Time
-	// held maps each held switch to when it was first held; released ones
-	// stay until their status is written, so that the bound counts from
-	// the first hold.
-	held     map[gateKey]time.Time
-	released map[gateKey]bool
-	release  map[string]func(types.NamespacedName)
+	// held has each held switch until its status is written, released or
+	// not, so that the bound counts from the first hold.
+	held map[gateKey]heldStatus
+	// releasers enqueue a held switch again, by kind.
+	releasers map[string]func(types.NamespacedName)
+}
+
+// heldStatus is when a switch's status was first held, and whether the
+// switch has been enqueued again since.
+type heldStatus struct {
+	first    time.Time
+	released bool
 }
 
 // gateKey names a switch: its kind and its key.
@@ -68,14 +73,14 @@ type gateKey struct {
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
 	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
-		held: map[gateKey]time.Time{}, released: map[gateKey]bool{}, release: map[string]func(types.NamespacedName){}}
+		held: map[gateKey]heldStatus{}, releasers: map[string]func(types.NamespacedName){}}
 }
 
 // register sets how a held switch of kind is reconciled again.
 func (g *statusGate) register(kind string, release func(types.NamespacedName)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.release[kind] = release
+	g.releasers[kind] = release
 }
 
 // expect notes that the targets of the switches of kind at keys are to be
@@ -110,14 +115,15 @@ func (g *statusGate) ticket() uint64 {
 // unless the switch was expected again after the ticket was taken. When it
 // was the last pending one, the held switches are released.
 func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) {
-	g.mu.Lock()
 	k := gateKey{kind, key}
-	if expected, ok := g.pending[k]; !ok || expected > ticket {
-		g.mu.Unlock()
-		return
+	g.mu.Lock()
+	var releases []func()
+	if expected, ok := g.pending[k]; ok && expected <= ticket {
+		delete(g.pending, k)
+		releases = g.openLocked()
 	}
-	delete(g.pending, k)
-	g.releaseIfOpenLocked()
+	g.mu.Unlock()
+	runAll(releases)
 }
 
 // written notes that the status of the switch of kind at key was written:
@@ -125,47 +131,46 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 func (g *statusGate) written(kind string, key types.NamespacedName) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	k := gateKey{kind, key}
-	delete(g.held, k)
-	delete(g.released, k)
+	delete(g.held, gateKey{kind, key})
 }
 
 // forget drops the switch of kind at key, which is gone or going.
 func (g *statusGate) forget(kind string, key types.NamespacedName) {
-	g.mu.Lock()
 	k := gateKey{kind, key}
+	g.mu.Lock()
 	delete(g.held, k)
-	delete(g.released, k)
-	if _, ok := g.pending[k]; !ok {
-		g.mu.Unlock()
-		return
-	}
-	delete(g.pending, k)
-	g.releaseIfOpenLocked()
-}
-
-// releaseIfOpenLocked hands every held switch not yet released to its
-// kind's release func when nothing is pending. Called with g.mu held; it
-// unlocks it.
-func (g *statusGate) releaseIfOpenLocked() {
-	var keys []gateKey
-	if len(g.pending) == 0 {
-		for k := range g.held {
-			if !g.released[k] {
-				g.released[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	var release map[string]func(types.NamespacedName)
-	if len(keys) > 0 {
-		release = maps.Clone(g.release)
+	var releases []func()
+	if _, ok := g.pending[k]; ok {
+		delete(g.pending, k)
+		releases = g.openLocked()
 	}
 	g.mu.Unlock()
-	for _, k := range keys {
-		if f := release[k.kind]; f != nil {
-			f(k.key)
+	runAll(releases)
+}
+
+// openLocked marks every held switch not yet released as released when
+// nothing is pending, and returns the calls that enqueue them, to be made
+// once g.mu (held by the caller) is unlocked.
+func (g *statusGate) openLocked() []func() {
+	if len(g.pending) > 0 {
+		return nil
+	}
+	var releases []func()
+	for k, h := range g.held {
+		if h.released {
+			continue
 		}
+		g.held[k] = heldStatus{first: h.first, released: true}
+		if release := g.releasers[k.kind]; release != nil {
+			releases = append(releases, func() { release(k.key) })
+		}
+	}
+	return releases
+}
+
+func runAll(calls []func()) {
+	for _, call := range calls {
+		call()
 	}
 }
 
@@ -181,20 +186,19 @@ func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bo
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	k := gateKey{kind, key}
-	first, wasHeld := g.held[k]
-	if !wasHeld {
-		first = now
-	}
 	if !write {
 		delete(g.held, k)
-		delete(g.released, k)
 		return false, 0
+	}
+	first := now
+	if h, ok := g.held[k]; ok {
+		first = h.first
 	}
 	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
 	if len(g.pending) == 0 || left <= 0 {
 		return false, 0
 	}
-	g.held[k] = first
-	delete(g.released, k)
+	// Held (again): released when nothing is pending any more.
+	g.held[k] = heldStatus{first: first}
 	return true, left
 }

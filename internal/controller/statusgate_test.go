@@ -61,12 +61,19 @@ func (g *gateUnderTest) mustHold(kind, name string, atMost time.Duration) {
 	}
 }
 
+// mustPass is a reconcile, with a status to write or not, that is not
+// held.
+func (g *gateUnderTest) mustPass(kind, name string, write bool) {
+	g.t.Helper()
+	if held, left := g.hold(kind, key(name), write); held {
+		g.t.Fatalf("the reconcile of %s %s (a status to write: %v) was held for %v", kind, name, write, left)
+	}
+}
+
 // mustWrite is a reconcile whose status is not held and is written.
 func (g *gateUnderTest) mustWrite(kind, name string) {
 	g.t.Helper()
-	if held, _ := g.hold(kind, key(name), true); held {
-		g.t.Fatalf("the status of %s %s was held", kind, name)
-	}
+	g.mustPass(kind, name, true)
 	g.written(kind, key(name))
 }
 
@@ -87,9 +94,7 @@ func TestStatusGateHoldsUntilTheLastTargetIsSynced(t *testing.T) {
 	g.mustHold(ingressKind, "a", 8*time.Second) // 10s from the state change
 	g.sync(ingressKind, "a")
 	g.mustHold(routeKind, "r", 8*time.Second) // Ingresses are still to be written
-	if held, _ := g.hold(ingressKind, key("b"), false); held {
-		t.Fatal("a reconcile with no status to write was held")
-	}
+	g.mustPass(ingressKind, "b", false)
 	g.sync(ingressKind, "b")
 	g.sync(ingressKind, "unrelated") // not part of the change
 	g.sync(routeKind, "r")
@@ -180,9 +185,7 @@ func TestStatusGateDropsAHeldSwitchWithNothingToWrite(t *testing.T) {
 	g.expectAll(ingressKind, "x")
 	g.mustHold(ingressKind, "a", 10*time.Second)
 	// Reconciled again (a watch event), its status no longer changes.
-	if held, _ := g.hold(ingressKind, key("a"), false); held {
-		t.Fatal("a reconcile with no status to write was held")
-	}
+	g.mustPass(ingressKind, "a", false)
 	g.sync(ingressKind, "x")
 	g.mustHaveReleased(map[string][]string{})
 }
@@ -199,13 +202,9 @@ func TestStatusGateKeepsTheBoundThroughAFailedStatusWrite(t *testing.T) {
 	g.clock.Step(4900 * time.Millisecond)
 	// 10s after its first hold: written, but the write fails (no call to
 	// written), and the retry is not held for a new 10s.
-	if held, _ := g.hold(ingressKind, key("a"), true); held {
-		t.Fatal("a status was held 10s after its first hold")
-	}
+	g.mustPass(ingressKind, "a", true)
 	g.clock.Step(100 * time.Millisecond)
-	if held, left := g.hold(ingressKind, key("a"), true); held {
-		t.Fatalf("the retry of a failed status write was held again for %v", left)
-	}
+	g.mustPass(ingressKind, "a", true) // the retry
 }
 
 // addChecker is a work queue that checks each item as it is added.
