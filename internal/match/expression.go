@@ -1,16 +1,21 @@
 package match
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"golang.org/x/sync/singleflight"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/utils/lru"
 )
@@ -40,7 +45,26 @@ const (
 	// maxCachedPrograms bounds the program cache's memory; a cluster rarely
 	// has more distinct expressions than this, so they all stay compiled.
 	maxCachedPrograms = 2048
+
+	// EvaluationBudget bounds the time of one evaluation. The cost limit
+	// bounds work, not time: cel-go's cost tracker takes time quadratic in
+	// the iterations of a loop, so a loop over a JSON array of 32,000
+	// elements runs for seconds within the cost limit. Past the budget the
+	// evaluation is interrupted and is an evaluation error.
+	EvaluationBudget = 100 * time.Millisecond
+
+	// interruptCheckFrequency is how many loop iterations run between two
+	// looks at the budget: an iteration costs microseconds, so an
+	// interrupted evaluation stops within a millisecond of its budget.
+	interruptCheckFrequency = 64
+
+	// maxCachedVerdicts bounds the verdict cache: one entry per expression
+	// and state response in use, a few hundred bytes each.
+	maxCachedVerdicts = 4096
 )
+
+// errBudgetExceeded is the error of an evaluation stopped at its budget.
+var errBudgetExceeded = fmt.Errorf("evaluation exceeded its time budget of %v and was stopped", EvaluationBudget)
 
 // responseTypeName is the CEL type of the response variable.
 const responseTypeName = "Response"
@@ -65,9 +89,18 @@ func CompileExpression(expr string) error {
 	return err
 }
 
-// evaluateExpression runs an expression against a response and returns
-// why it does not hold, or "" when it evaluates to true.
-func evaluateExpression(expr string, got Response, body parsedBody) string {
+// evaluateExpression returns why an expression does not hold for a
+// response, or "" when it evaluates to true. The verdict is evaluated once
+// per expression and response and then shared: every DynamicIngress that
+// expects the same expression of the same state, and every reconcile of
+// each, reads the same verdict (docs/behaviour.md, "Expressions").
+func evaluateExpression(expr string, got Response, body func() parsedBody) string {
+	return verdicts.get(expr, got, func() string { return runExpression(expr, got, body()) })
+}
+
+// runExpression evaluates an expression against a response, within
+// EvaluationBudget.
+func runExpression(expr string, got Response, body parsedBody) string {
 	prog, err := programs.get(expr)
 	if err != nil {
 		return "expression is invalid: " + err.Error()
@@ -76,7 +109,7 @@ func evaluateExpression(expr string, got Response, body parsedBody) string {
 	if err != nil {
 		return fmt.Sprintf("expression failed: statusCode %q is not a number", got.StatusCode)
 	}
-	out, _, err := prog.Eval(map[string]any{"response": map[string]any{
+	out, err := run(prog, map[string]any{"response": map[string]any{
 		"code": code,
 		"body": got.Body,
 		"json": body.celValue(),
@@ -85,6 +118,62 @@ func evaluateExpression(expr string, got Response, body parsedBody) string {
 		return "expression failed: " + err.Error()
 	}
 	return boolResult(out)
+}
+
+// evaluations counts the programs run, for Evaluations.
+var evaluations atomic.Uint64
+
+// Evaluations is how many times an expression has been evaluated in this
+// process: a verdict shared by many DynamicIngresses counts once.
+func Evaluations() uint64 {
+	return evaluations.Load()
+}
+
+// run evaluates prog within EvaluationBudget.
+func run(prog cel.Program, vars map[string]any) (ref.Val, error) {
+	evaluations.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), EvaluationBudget)
+	defer cancel()
+	out, _, err := prog.ContextEval(ctx, vars)
+	if err != nil && ctx.Err() != nil {
+		return nil, errBudgetExceeded
+	}
+	return out, err
+}
+
+// verdicts holds the verdict of each expression on each response.
+var verdicts = newVerdictCache(maxCachedVerdicts)
+
+// verdictCache maps an expression and a response to its verdict, keeping
+// the most recently used, and evaluates each missing one once however many
+// reconciles ask for it at the same moment. Safe for concurrent use.
+type verdictCache struct {
+	entries  *lru.Cache
+	inFlight singleflight.Group
+}
+
+func newVerdictCache(size int) *verdictCache {
+	return &verdictCache{entries: lru.New(size)}
+}
+
+// get returns the verdict of expr on got, calling evaluate when there is
+// none yet. The key holds a digest of the body, not the body: a state's
+// body can be 64 KiB.
+func (c *verdictCache) get(expr string, got Response, evaluate func() string) string {
+	digest := sha256.Sum256([]byte(got.Body))
+	key := expr + "\x00" + got.StatusCode + "\x00" + string(digest[:])
+	if v, ok := c.entries.Get(key); ok {
+		return v.(string)
+	}
+	v, _, _ := c.inFlight.Do(key, func() (any, error) {
+		if v, ok := c.entries.Get(key); ok {
+			return v, nil
+		}
+		verdict := evaluate()
+		c.entries.Add(key, verdict)
+		return verdict, nil
+	})
+	return v.(string)
 }
 
 // boolResult turns an evaluation result into a mismatch detail.
@@ -159,10 +248,9 @@ func compile(expr string) (cel.Program, error) {
 	if err := checkCost(env, ast); err != nil {
 		return nil, err
 	}
-	// The limit bounds work, not time: cel-go's cost tracker (v0.30 to
-	// v0.32) takes time quadratic in loop iterations, so a loop over a
-	// JSON array of 40,000 elements takes seconds before reaching it.
-	return env.Program(ast, cel.CostLimit(RuntimeCostLimit))
+	// The limit bounds work, not time; run bounds the time, looking at its
+	// budget every interruptCheckFrequency loop iterations.
+	return env.Program(ast, cel.CostLimit(RuntimeCostLimit), cel.InterruptCheckFrequency(interruptCheckFrequency))
 }
 
 // checkCost rejects an expression whose worst case, on the largest

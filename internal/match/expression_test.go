@@ -252,3 +252,67 @@ func intConst(file, name string) (int64, error) {
 	}
 	return 0, fmt.Errorf("%s: no constant %s", file, name)
 }
+
+// runawayBody is a fixed body of 64,001 bytes holding a JSON array of
+// 32,000 zeros: a loop over it runs for seconds in cel-go, within the cost
+// limit.
+var runawayBody = "[" + strings.TrimSuffix(strings.Repeat("0,", 32_000), ",") + "]"
+
+// TestExpressionTimeBudget: an expression that runs past the budget is
+// stopped and is an evaluation error that says so; the same expression on
+// a small body holds.
+func TestExpressionTimeBudget(t *testing.T) {
+	if len(runawayBody) != 64_001 {
+		t.Fatalf("runaway body is %d bytes, want 64001", len(runawayBody))
+	}
+	for _, expr := range []string{`response.json.exists(x, x == 1)`, `response.json.all(x, x == 0)`} {
+		got := Evaluate(Expected{Expression: expr}, Response{StatusCode: "200", Body: runawayBody})
+		want := Result{NotMatched, "expression failed: evaluation exceeded its time budget of 100ms and was stopped"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s on 32,000 elements (-want +got):\n%s", expr, diff)
+		}
+	}
+	got := Evaluate(Expected{Expression: `response.json.exists(x, x == 1)`}, Response{StatusCode: "200", Body: "[0,1]"})
+	if diff := cmp.Diff(Result{Outcome: Matched}, got); diff != "" {
+		t.Errorf("the same expression on a small body (-want +got):\n%s", diff)
+	}
+}
+
+// TestExpressionEvaluatedOncePerResponse: a hundred DynamicIngresses asking
+// at once for the same expression on the same response cost one
+// evaluation, and asking again costs none; another response costs one more.
+func TestExpressionEvaluatedOncePerResponse(t *testing.T) {
+	const expr = `response.json.size() > 0 && response.json[0] == 7`
+	before := Evaluations()
+	var wg sync.WaitGroup
+	results := make([]Result, 100)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = Evaluate(Expected{Expression: expr}, Response{StatusCode: "200", Body: "[7, 1]"})
+		}()
+	}
+	wg.Wait()
+	for i, got := range results {
+		if got.Outcome != Matched {
+			t.Fatalf("evaluation %d: %+v, want Matched", i, got)
+		}
+	}
+	if n := Evaluations() - before; n != 1 {
+		t.Errorf("100 concurrent evaluations of one expression on one response ran it %d times, want 1", n)
+	}
+	Evaluate(Expected{Expression: expr}, Response{StatusCode: "200", Body: "[7, 1]"})
+	got := Evaluate(Expected{Expression: expr}, Response{StatusCode: "200", Body: "[8, 1]"})
+	if got.Outcome != NotMatched {
+		t.Errorf("on another body: %+v, want NotMatched", got)
+	}
+	if n := Evaluations() - before; n != 2 {
+		t.Errorf("after one more ask and one other response: %d evaluations, want 2", n)
+	}
+	// The same body with another status code is another response.
+	Evaluate(Expected{Expression: expr}, Response{StatusCode: "503", Body: "[7, 1]"})
+	if n := Evaluations() - before; n != 3 {
+		t.Errorf("after another status code: %d evaluations, want 3", n)
+	}
+}

@@ -69,17 +69,23 @@ func Evaluate(want Expected, got Response) Result {
 	if d := checkStatus(want.StatusCode, got.StatusCode); d != "" {
 		return notMatched(d)
 	}
-	var body parsedBody
-	if want.Body != nil || want.Expression != "" {
-		body = parseBody(got.Body)
+	// The body is parsed once, and only when something reads it: a shared
+	// verdict of the expression needs no parse.
+	var body *parsedBody
+	parsed := func() parsedBody {
+		if body == nil {
+			b := parseBody(got.Body)
+			body = &b
+		}
+		return *body
 	}
 	if want.Body != nil {
-		if d := checkBody(*want.Body, want.BodyMatch, body); d != "" {
+		if d := checkBody(*want.Body, want.BodyMatch, parsed()); d != "" {
 			return notMatched(d)
 		}
 	}
 	if want.Expression != "" {
-		if d := evaluateExpression(want.Expression, got, body); d != "" {
+		if d := evaluateExpression(want.Expression, got, parsed); d != "" {
 			return notMatched(d)
 		}
 	}
