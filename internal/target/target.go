@@ -152,6 +152,49 @@ func UpToDate(kind Kind, existing client.Object, desired *unstructured.Unstructu
 	return reflect.DeepEqual(a, b), nil
 }
 
+// ModeOf tells which of a switch's two shapes a live target is in: active
+// or not, and known false when its shape does not tell (it follows neither
+// template, or both alike). live is nil when there is no target. The engine
+// keeps this mode under failurePolicy Retain, and announces a switch when
+// a write changes it (docs/behaviour.md, "Failure policy and override").
+func ModeOf(kind Kind, sw Switch, live client.Object) (active, known bool, err error) {
+	var desired [2]*unstructured.Unstructured // passive, active
+	var follows [2]bool
+	for i, mode := range []bool{false, true} {
+		if desired[i], err = Render(kind, sw, mode); err != nil {
+			return false, false, err
+		}
+		switch {
+		case desired[i] == nil:
+			follows[i] = live == nil
+		case live != nil:
+			want := desired[i].DeepCopy().Object
+			kind.Default(want)
+			if follows[i], err = specContained(want, kind.TargetSpec(live)); err != nil {
+				return false, false, err
+			}
+		}
+	}
+	if follows[0] != follows[1] {
+		return follows[1], true, nil
+	}
+	if !follows[0] || live == nil {
+		return false, false, nil
+	}
+	// Both specs are in the live target (the same spec, say, with other
+	// annotations): the fields our field owner owns decide.
+	var upToDate [2]bool
+	for i := range desired {
+		if upToDate[i], err = UpToDate(kind, live, desired[i]); err != nil {
+			return false, false, err
+		}
+	}
+	if upToDate[0] != upToDate[1] {
+		return upToDate[1], true, nil
+	}
+	return false, false, nil
+}
+
 // specContained reports whether every field of the desired object's spec
 // is in liveSpec, the live object's spec, with the same value (lists
 // element by element, of the same length). The live spec may hold more:

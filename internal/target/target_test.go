@@ -8,6 +8,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -226,5 +227,60 @@ func TestContains(t *testing.T) {
 		if got := contains(asJSON(t, tt.have), asJSON(t, tt.want)); got != tt.contained {
 			t.Errorf("contains(%s, %s) = %v, want %v", tt.have, tt.want, got, tt.contained)
 		}
+	}
+}
+
+func TestModeOf(t *testing.T) {
+	backend := func(service string) networkingv1.IngressSpec {
+		return networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{
+			Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}}}}
+	}
+	variant := func(spec *networkingv1.IngressSpec) *v1beta1.IngressVariant {
+		if spec == nil {
+			return nil
+		}
+		return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Spec: *spec}}
+	}
+	di := func(passive, active *networkingv1.IngressSpec) *v1beta1.DynamicIngress {
+		return &v1beta1.DynamicIngress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront", UID: "uid-1"},
+			Spec: v1beta1.DynamicIngressSpec{Target: v1beta1.TargetReference{Name: "storefront"},
+				PassiveIngress: variant(passive), ActiveIngress: variant(active)},
+		}
+	}
+	live := func(spec networkingv1.IngressSpec) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storefront"}, Spec: spec}
+	}
+	app, sorry, other := backend("app"), backend("sorry"), backend("hand-edited")
+	tests := []struct {
+		name          string
+		sw            *v1beta1.DynamicIngress
+		live          *networkingv1.Ingress
+		active, known bool
+	}{
+		{"passive null, no target: passive", di(nil, &sorry), nil, false, true},
+		{"passive null, target there: active", di(nil, &sorry), live(sorry), true, true},
+		{"active null, no target: active", di(&app, nil), nil, true, true},
+		{"active null, target there: passive", di(&app, nil), live(app), false, true},
+		{"follows the passive template", di(&app, &sorry), live(app), false, true},
+		{"follows the active template", di(&app, &sorry), live(sorry), true, true},
+		{"no target where both modes have one: unknown", di(&app, &sorry), nil, false, false},
+		{"hand-edited target: unknown", di(&app, &sorry), live(other), false, false},
+		{"the same spec in both modes, nothing owned: unknown", di(&app, &app), live(app), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var obj client.Object
+			if tt.live != nil {
+				obj = tt.live
+			}
+			active, known, err := ModeOf(Ingress{}, tt.sw, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if active != tt.active || known != tt.known {
+				t.Errorf("ModeOf = (active %v, known %v), want (%v, %v)", active, known, tt.active, tt.known)
+			}
+		})
 	}
 }
