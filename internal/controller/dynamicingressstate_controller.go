@@ -112,7 +112,7 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	if !r.writes.cacheHolds(state) {
 		// Comparing with a status this manager already replaced could
 		// skip a write that is needed (docs/architecture.md).
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+		return ctrl.Result{RequeueAfter: r.writes.retryAfter(state)}, nil
 	}
 	if !state.DeletionTimestamp.IsZero() {
 		r.Scheduler.Remove(key)

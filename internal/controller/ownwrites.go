@@ -12,9 +12,14 @@ import (
 )
 
 // cacheLagRetry is how soon a reconcile whose cache does not yet hold the
-// manager's own last write looks again. The lag is a watch event in flight,
-// usually a few milliseconds.
+// manager's own last write first looks again. The lag is a watch event in
+// flight, usually a few milliseconds.
 const cacheLagRetry = 20 * time.Millisecond
+
+// maxCacheLagRetry caps the wait between two looks: a lag longer than a
+// few milliseconds is a watch that broke, and polling it every 20ms would
+// reconcile each affected object hundreds of times before maxCacheLag.
+const maxCacheLagRetry = time.Second
 
 // maxCacheLag bounds how long a reconcile waits for its cache to hold one
 // of its own writes. Past it the cache is trusted again: a watch that
@@ -130,6 +135,26 @@ func holds(cachedRV string, last ownWrite) bool {
 		return cmp > 0
 	}
 	return cmp >= 0
+}
+
+// retryAfter is how soon a reconcile that found the cache behind the
+// manager's last write to obj looks again (see lagRetry).
+func (w *ownWrites) retryAfter(obj client.Object) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.writes[keyOf(obj)]
+	if !ok {
+		return cacheLagRetry
+	}
+	return lagRetry(w.clock.Since(last.at))
+}
+
+// lagRetry backs off from cacheLagRetry: a reconcile that has waited
+// `waited` since the write waits as long again, up to maxCacheLagRetry, so
+// the usual lag of milliseconds costs a retry or two, and an outage until
+// maxCacheLag about twenty instead of five hundred.
+func lagRetry(waited time.Duration) time.Duration {
+	return min(max(waited, cacheLagRetry), maxCacheLagRetry)
 }
 
 // len is the number of writes the cache does not show yet.

@@ -77,3 +77,51 @@ func TestOwnWrites(t *testing.T) {
 		t.Error("an incomparable version held the object back")
 	}
 }
+
+// TestOwnWritesBackOff: while the cache lags behind a write (a watch that
+// broke), a reconcile looks again sooner at first and then less often, so
+// an object is reconciled about twenty times before maxCacheLag, not every
+// 20ms (five hundred times).
+func TestOwnWritesBackOff(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	w := newOwnWrites(clk)
+	stale := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", ResourceVersion: "9"}}
+	w.wrote(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", ResourceVersion: "10"}})
+
+	var delays []time.Duration
+	for !w.cacheHolds(stale) {
+		d := w.retryAfter(stale)
+		delays = append(delays, d)
+		clk.SetTime(clk.Now().Add(d))
+		if len(delays) > 1000 {
+			break
+		}
+	}
+	if delays[0] != cacheLagRetry {
+		t.Errorf("first retry after %v, want %v: the usual lag is milliseconds", delays[0], cacheLagRetry)
+	}
+	if n := len(delays); n > 25 {
+		t.Errorf("a cache lagging for %v was looked at %d times, want at most 25 (delays %v)", maxCacheLag, n, delays)
+	}
+	for _, d := range delays {
+		if d > maxCacheLagRetry {
+			t.Errorf("a retry waited %v, more than %v", d, maxCacheLagRetry)
+		}
+	}
+}
+
+func TestLagRetry(t *testing.T) {
+	for _, tc := range []struct {
+		waited, want time.Duration
+	}{
+		{0, 20 * time.Millisecond},
+		{5 * time.Millisecond, 20 * time.Millisecond},
+		{50 * time.Millisecond, 50 * time.Millisecond},
+		{400 * time.Millisecond, 400 * time.Millisecond},
+		{3 * time.Second, time.Second},
+	} {
+		if got := lagRetry(tc.waited); got != tc.want {
+			t.Errorf("lagRetry(%v) = %v, want %v", tc.waited, got, tc.want)
+		}
+	}
+}

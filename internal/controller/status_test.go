@@ -51,48 +51,56 @@ func TestActiveCondition(t *testing.T) {
 		name  string
 		di    *v1beta1.DynamicIngress
 		state *v1beta1.DynamicIngressState
-		want  metav1.Condition
+		// current is the mode the target is in now, nil when unknown.
+		current *bool
+		want    metav1.Condition
 	}{
-		{"missing state", di(nil), nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
+		{"missing state", di(nil), nil, nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
 			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Passive selects passive mode`}},
-		{"no response", di(nil), state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse",
+		{"no response", di(nil), state("", ""), nil, metav1.Condition{Status: "False", Reason: "NoResponse",
 			Message: `State "flag" has no response; spec.failurePolicy Passive selects passive mode`}},
-		{"matched", di(nil), state("200", `{ "enabled": true }`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
-		{"body differs", di(nil), state("200", `{"enabled":false}`), metav1.Condition{Status: "False", Reason: "NotMatched",
+		{"matched", di(nil), state("200", `{ "enabled": true }`), nil, metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
+		{"body differs", di(nil), state("200", `{"enabled":false}`), nil, metav1.Condition{Status: "False", Reason: "NotMatched",
 			Message: `State "flag" responded 200, which does not match spec.expected: body does not match`}},
-		{"code differs", di(nil), state("503", body), metav1.Condition{Status: "False", Reason: "NotMatched",
+		{"code differs", di(nil), state("503", body), nil, metav1.Condition{Status: "False", Reason: "NotMatched",
 			Message: `State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200"`}},
 		{"contains", di(func(d *v1beta1.DynamicIngress) { d.Spec.Expected.BodyMatch = v1beta1.BodyMatchContains }),
-			state("200", `{"enabled":true,"since":"2026-11-22"}`), metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
+			state("200", `{"enabled":true,"since":"2026-11-22"}`), nil, metav1.Condition{Status: "True", Reason: "Matched", Message: `State "flag" responded 200 as expected`}},
 		{"expression error is in the message", di(func(d *v1beta1.DynamicIngress) {
 			d.Spec.Expected = v1beta1.ExpectedResponse{Expression: "response.json.killswitch.enabled"}
-		}), state("200", `{"enabled":true}`), metav1.Condition{Status: "False", Reason: "NotMatched",
+		}), state("200", `{"enabled":true}`), nil, metav1.Condition{Status: "False", Reason: "NotMatched",
 			Message: `State "flag" responded 200, which does not match spec.expected: expression failed: no such key: killswitch`}},
 
-		{"policy Active, no response", di(policy("Active")), state("", ""), metav1.Condition{Status: "True", Reason: "NoResponse",
+		{"policy Active, no response", di(policy("Active")), state("", ""), nil, metav1.Condition{Status: "True", Reason: "NoResponse",
 			Message: `State "flag" has no response; spec.failurePolicy Active selects active mode`}},
-		{"policy Active, missing state", di(policy("Active")), nil, metav1.Condition{Status: "True", Reason: "StateNotFound",
+		{"policy Active, missing state", di(policy("Active")), nil, nil, metav1.Condition{Status: "True", Reason: "StateNotFound",
 			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Active selects active mode`}},
-		{"policy Active does not apply to a response", di(policy("Active")), state("503", ""), metav1.Condition{Status: "False", Reason: "NotMatched",
+		{"policy Active does not apply to a response", di(policy("Active")), state("503", ""), nil, metav1.Condition{Status: "False", Reason: "NotMatched",
 			Message: `State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200"`}},
-		{"Retain keeps active", di(retain("True")), state("", ""), metav1.Condition{Status: "True", Reason: "NoResponse",
+		{"Retain keeps active", di(retain("True")), state("", ""), nil, metav1.Condition{Status: "True", Reason: "NoResponse",
 			Message: `State "flag" has no response; spec.failurePolicy Retain selects active mode`}},
-		{"Retain keeps passive", di(retain("False")), nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
+		{"Retain keeps passive", di(retain("False")), nil, nil, metav1.Condition{Status: "False", Reason: "StateNotFound",
 			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Retain selects passive mode`}},
-		{"Retain starts passive", di(policy("Retain")), state("", ""), metav1.Condition{Status: "False", Reason: "NoResponse",
+		// The status lags behind the target (statuses are written after a
+		// flip's targets): Retain keeps the mode the target is in.
+		{"Retain keeps the target's active mode over a lagging status", di(retain("False")), nil, ptr.To(true), metav1.Condition{Status: "True", Reason: "StateNotFound",
+			Message: `DynamicIngressState "flag" not found; spec.failurePolicy Retain selects active mode`}},
+		{"Retain keeps the target's passive mode over a lagging status", di(retain("True")), state("", ""), ptr.To(false), metav1.Condition{Status: "False", Reason: "NoResponse",
+			Message: `State "flag" has no response; spec.failurePolicy Retain selects passive mode`}},
+		{"Retain starts passive", di(policy("Retain")), state("", ""), nil, metav1.Condition{Status: "False", Reason: "NoResponse",
 			Message: `State "flag" has no response; spec.failurePolicy Retain selects passive mode`}},
 
-		{"override Active against a passive state", di(override("Active")), state("503", ""), metav1.Condition{Status: "True", Reason: "Overridden",
+		{"override Active against a passive state", di(override("Active")), state("503", ""), nil, metav1.Condition{Status: "True", Reason: "Overridden",
 			Message: `spec.override pins active mode; the state would select passive mode (State "flag" responded 503, which does not match spec.expected: statusCode is "503", expected "200")`}},
-		{"override Passive against an active state", di(override("Passive")), state("200", body), metav1.Condition{Status: "False", Reason: "Overridden",
+		{"override Passive against an active state", di(override("Passive")), state("200", body), nil, metav1.Condition{Status: "False", Reason: "Overridden",
 			Message: `spec.override pins passive mode; the state would select active mode (State "flag" responded 200 as expected)`}},
-		{"override with the state missing", di(override("Active")), nil, metav1.Condition{Status: "True", Reason: "Overridden",
+		{"override with the state missing", di(override("Active")), nil, nil, metav1.Condition{Status: "True", Reason: "Overridden",
 			Message: `spec.override pins active mode; the state would select passive mode (DynamicIngressState "flag" not found; spec.failurePolicy Passive selects passive mode)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.Type, tt.want.ObservedGeneration = "Active", 4
-			if diff := cmp.Diff(tt.want, activeCondition(tt.di, tt.state)); diff != "" {
+			if diff := cmp.Diff(tt.want, activeCondition(tt.di, tt.state, tt.current)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -113,16 +121,16 @@ func TestReadyCondition(t *testing.T) {
 		target     targetResult
 		want       metav1.Condition
 	}{
-		{"synced", true, matched, targetResult{"Synced", "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
-		{"conflict", true, matched, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
-		{"apply failed", true, matched, targetResult{"ApplyFailed", "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
-		{"state missing, target synced to passive", false, missing, targetResult{"Synced", "ok"},
+		{"synced", true, matched, targetResult{reason: "Synced", message: "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
+		{"conflict", true, matched, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"apply failed", true, matched, targetResult{reason: "ApplyFailed", message: "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
+		{"state missing, target synced to passive", false, missing, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the passive template`}},
-		{"state missing, policy Active", false, missingActive, targetResult{"Synced", "ok"},
+		{"state missing, policy Active", false, missingActive, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
-		{"state missing under an override: still not Ready", false, overridden, targetResult{"Synced", "ok"},
+		{"state missing under an override: still not Ready", false, overridden, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
-		{"state missing and conflict: the conflict shows", false, missing, targetResult{"TargetConflict", "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"state missing and conflict: the conflict shows", false, missing, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,9 +274,9 @@ func TestTransitionEvents(t *testing.T) {
 		{name: "first status with a conflict warns", active: matched, ready: conflict,
 			want: []eventRecord{{"Warning", "TargetConflict", "Sync", "taken"}}},
 		{name: "to active", prevActive: &notMatched, prevReady: &synced, active: matched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to active mode: State "s" responded 200 as expected`}}},
+			want: []eventRecord{{"Normal", "Switched", "SwitchToActive", `Switched to active mode: State "s" responded 200 as expected`}}},
 		{name: "to passive", prevActive: &matched, prevReady: &synced, active: notMatched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`}}},
+			want: []eventRecord{{"Normal", "Switched", "SwitchToPassive", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`}}},
 		{name: "same mode, new message: nothing", prevActive: cond("False", "NoResponse", "x"), prevReady: &synced, active: notMatched, ready: synced},
 		{name: "conflict again: no repeat", prevActive: &matched, prevReady: &conflict, active: matched, ready: conflict},
 		{name: "conflict to apply failed warns again", prevActive: &matched, prevReady: &conflict, active: matched, ready: *cond("False", "ApplyFailed", "boom"),
@@ -276,17 +284,17 @@ func TestTransitionEvents(t *testing.T) {
 		{name: "override starts in the same mode: no switch", prevActive: &matched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
 			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
 		{name: "override starts and switches", prevActive: &notMatched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "Switch", "Switched to active mode: pinned"}, {"Normal", "Overridden", "Override", "pinned"}}},
+			want: []eventRecord{{"Normal", "Switched", "SwitchToActive", "Switched to active mode: pinned"}, {"Normal", "Overridden", "Override", "pinned"}}},
 		{name: "override stays: nothing", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: *cond("True", "Overridden", "pinned, new reason"), ready: synced},
 		{name: "override removed", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: notMatched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "Switch", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`},
+			want: []eventRecord{{"Normal", "Switched", "SwitchToPassive", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`},
 				{"Normal", "OverrideRemoved", "Override", `spec.override removed; following the state again: State "s" responded 503, which does not match spec.expected`}}},
 		{name: "created with an override", active: *cond("False", "Overridden", "pinned"), ready: synced,
 			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready)
+			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready, false)
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(eventRecord{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -466,6 +474,30 @@ func TestSwitchLatency(t *testing.T) {
 	changed := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	now := changed.Add(1500 * time.Millisecond)
 	state := &v1beta1.DynamicIngressState{Status: v1beta1.DynamicIngressStateStatus{LastUpdateTime: &metav1.MicroTime{Time: changed}}}
+	matched := metav1.Condition{Type: "Active", Status: "True", Reason: "Matched"}
+	tests := []struct {
+		name      string
+		state     *v1beta1.DynamicIngressState
+		active    metav1.Condition
+		want      time.Duration
+		wantKnown bool
+	}{
+		{"a switch the response caused", state, matched, 1500 * time.Millisecond, true},
+		{"an override has no moment", state, metav1.Condition{Type: "Active", Status: "True", Reason: "Overridden"}, 0, false},
+		{"a missing state has no moment", nil, metav1.Condition{Type: "Active", Status: "True", Reason: "StateNotFound"}, 0, false},
+		{"a state never updated has no moment", &v1beta1.DynamicIngressState{}, matched, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, known := switchLatency(tt.state, tt.active, now)
+			if got != tt.want || known != tt.wantKnown {
+				t.Errorf("switchLatency = %v, %v; want %v, %v", got, known, tt.want, tt.wantKnown)
+			}
+		})
+	}
+}
+
+func TestSwitchedByWrite(t *testing.T) {
 	withActive := func(status metav1.ConditionStatus) *v1beta1.DynamicIngress {
 		di := &v1beta1.DynamicIngress{}
 		if status != "" {
@@ -473,27 +505,27 @@ func TestSwitchLatency(t *testing.T) {
 		}
 		return di
 	}
-	matched := metav1.Condition{Type: "Active", Status: "True", Reason: "Matched"}
+	active := metav1.Condition{Type: "Active", Status: "True", Reason: "Matched"}
+	yes, no := ptr.To(true), ptr.To(false)
 	tests := []struct {
-		name      string
-		sw        *v1beta1.DynamicIngress
-		state     *v1beta1.DynamicIngressState
-		active    metav1.Condition
-		want      time.Duration
-		wantKnown bool
+		name string
+		sw   *v1beta1.DynamicIngress
+		from *bool
+		want bool
 	}{
-		{"a switch the response caused", withActive("False"), state, matched, 1500 * time.Millisecond, true},
-		{"the first mode at creation is no switch", withActive(""), state, matched, 0, false},
-		{"the same mode is no switch", withActive("True"), state, matched, 0, false},
-		{"an override has no moment", withActive("False"), state, metav1.Condition{Type: "Active", Status: "True", Reason: "Overridden"}, 0, false},
-		{"a missing state has no moment", withActive("False"), nil, metav1.Condition{Type: "Active", Status: "True", Reason: "StateNotFound"}, 0, false},
-		{"a state never updated has no moment", withActive("False"), &v1beta1.DynamicIngressState{}, matched, 0, false},
+		{"passive target written active", withActive("False"), no, true},
+		{"the first mode at creation is no switch", withActive(""), no, false},
+		{"a target already active is no switch", withActive("False"), yes, false},
+		// A flap: the status still says active (it was never written
+		// passive), but the target was switched passive in between.
+		{"a flap back before the status was written", withActive("True"), no, true},
+		{"the target's shape does not tell: the status does", withActive("False"), nil, true},
+		{"the status shows the mode already", withActive("True"), nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, known := switchLatency(tt.sw, tt.state, tt.active, now)
-			if got != tt.want || known != tt.wantKnown {
-				t.Errorf("switchLatency = %v, %v; want %v, %v", got, known, tt.want, tt.wantKnown)
+			if got := switchedByWrite(tt.sw, tt.from, active); got != tt.want {
+				t.Errorf("switchedByWrite = %v, want %v", got, tt.want)
 			}
 		})
 	}

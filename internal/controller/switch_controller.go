@@ -79,6 +79,9 @@ type SwitchReconciler struct {
 	// gate holds status writes back while a state change's target writes
 	// are still to come; shared by every kind.
 	gate *statusGate
+	// announced has the switches announced when their target was written
+	// whose status has not caught up yet.
+	announced *announcedModes
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
@@ -98,6 +101,7 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		applied:                 newAppliedTargets(),
 		metadata:                metadataWrites,
 		gate:                    gate,
+		announced:               newAnnouncedModes(),
 	}, nil
 }
 
@@ -107,12 +111,12 @@ func kindName(kind target.Kind) string {
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses;dynamichttproutes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/status;dynamichttproutes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/status;dynamichttproutes/status,verbs=patch
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingresses/finalizers;dynamichttproutes/finalizers,verbs=update
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=httproutes.gateway.networking.k8s.io,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile reads the switch and its state, syncs the target and writes
@@ -131,6 +135,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.gate.forget(kind, req.NamespacedName)
 			r.writes.forget(sw, req.NamespacedName)
 			r.applied.forget(req.NamespacedName)
+			r.announced.forget(req.NamespacedName)
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -138,7 +143,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !r.writes.cacheHolds(sw) {
 		// Deciding from a status this manager already replaced would
 		// write it and announce the switch a second time.
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+		return ctrl.Result{RequeueAfter: r.writes.retryAfter(sw)}, nil
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.
@@ -152,11 +157,19 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	active := activeCondition(sw, state)
+	current, err := r.retainedMode(ctx, sw, state)
+	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
+		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
+	}
+	if err != nil {
+		r.gate.done(kind, req.NamespacedName, ticket)
+		return ctrl.Result{}, err
+	}
+	active := activeCondition(sw, state, current)
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
-	if errors.Is(syncErr, errCacheLag) {
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil
+	if lag := (*cacheLagError)(nil); errors.As(syncErr, &lag) {
+		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
 	}
 	if apierrors.IsConflict(syncErr) {
 		// The target changed since the cache showed it (a precondition
@@ -170,28 +183,38 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if wrote && syncErr == nil {
 		// A flip fans out to every switch of the state: the targets are
 		// what traffic sees, so each reconcile writes its target only, and
-		// the status (and the event) is written by a later reconcile that
-		// waits behind the targets of the others (docs/benchmarks.md).
-		if latency, known := switchLatency(sw, state, active, r.Clock.Now()); known {
-			metrics.ObserveSwitchLatency(kind, latency)
+		// the status is written by a later reconcile that waits behind the
+		// targets of the others (docs/benchmarks.md). The switch is
+		// announced now: a state that flaps back before the status is
+		// written changes the target twice and the status never.
+		if switchedByWrite(sw, result.from, active) {
+			r.announceSwitch(sw, state, active)
 		}
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
 	status := nextStatus(sw, active, ready)
-	if held, atMost := r.gate.hold(kind, req.NamespacedName, status != nil && syncErr == nil); held {
+	toWrite := status != nil || r.announced.pending(req.NamespacedName)
+	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
 		// Enqueued again once the targets of the state change are written.
 		return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
 	}
-	switched, err := r.writeStatus(ctx, sw, status)
+	// The status now catches up with the target: the switches its writes
+	// made are announced, and not again by the status.
+	events, announced := r.announced.take(req.NamespacedName, isActive)
+	for _, e := range events {
+		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	switched, err := r.writeStatus(ctx, sw, status, announced)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if status != nil {
+	if toWrite {
 		r.gate.written(kind, req.NamespacedName)
 	}
 	if switched {
-		// The latency was observed when the target was written.
+		// A switch without a target write (the target is not ours, or was
+		// written before a restart): no latency to tell.
 		metrics.RecordSwitch(kind, sw.GetNamespace(), sw.GetName(), isActive, 0, false)
 	}
 	if syncErr != nil {
@@ -201,6 +224,49 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// announceSwitch counts a switch, with its latency, when a target write
+// changed the target's mode, and keeps its Switched event for when the
+// status is settled (see announcedModes).
+func (r *SwitchReconciler) announceSwitch(sw target.Switch, state *v1beta1.DynamicIngressState, active metav1.Condition) {
+	isActive := active.Status == metav1.ConditionTrue
+	latency, known := switchLatency(state, active, r.Clock.Now())
+	metrics.RecordSwitch(r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName(), isActive, latency, known)
+	r.announced.add(client.ObjectKeyFromObject(sw), isActive, switchedEvent(active))
+}
+
+// retainedMode is the mode the target is in now when the switch's mode
+// depends on it (failurePolicy Retain while the state gives no answer),
+// read from the target's shape; nil otherwise, or when the shape does not
+// tell. The cache holds this manager's last write to the target (getTarget
+// waits for it), so this is the mode the operator last wrote, and after a
+// restart the mode the target shows.
+func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, state *v1beta1.DynamicIngressState) (*bool, error) {
+	if !retainsMode(sw, state) {
+		return nil, nil
+	}
+	live, err := r.getTarget(ctx, target.Key(sw))
+	if err != nil {
+		return nil, err
+	}
+	if live != nil && !metav1.IsControlledBy(live, sw) {
+		return nil, nil
+	}
+	return r.modeOf(sw, live), nil
+}
+
+// modeOf is the mode a live target (nil when there is none) is in, nil when
+// its shape does not tell.
+func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
+	if live != nil && !live.GetDeletionTimestamp().IsZero() {
+		live = nil
+	}
+	active, known, err := target.ModeOf(r.Kind, sw, live)
+	if err != nil || !known {
+		return nil
+	}
+	return &active
 }
 
 // getState returns the DynamicIngressState named in spec.state, nil when it
@@ -241,7 +307,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	}
 	existing, err := r.getTarget(ctx, key)
 	if err != nil {
-		if errors.Is(err, errCacheLag) {
+		if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
 			return targetResult{}, false, err
 		}
 		return unwritten(applyFailed(fmt.Errorf("reading %s %s: %w", targetKind, key, err)))
@@ -260,6 +326,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		if existing == nil || !existing.GetDeletionTimestamp().IsZero() {
 			return unwritten(synced("No %s in %s mode", targetKind, mode))
 		}
+		from := r.modeOf(sw, existing)
 		uid, rv := existing.GetUID(), existing.GetResourceVersion()
 		err := r.Delete(ctx, existing, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -267,11 +334,12 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		}
 		r.writes.deleted(existing)
 		log.Info("Deleted "+targetKind, "target", key, "mode", mode)
-		return written(synced("No %s in %s mode", targetKind, mode))
+		return writtenFrom(from)(synced("No %s in %s mode", targetKind, mode))
 	}
 
 	if existing == nil {
 		result, err := r.createTarget(ctx, key, desired, mode)
+		result.from = r.modeOf(sw, nil)
 		return result, err == nil && result.reason == v1beta1.ReasonSynced, err
 	}
 	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
@@ -292,6 +360,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if upToDate {
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
+	from := r.modeOf(sw, existing)
 	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
@@ -304,7 +373,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	}
 	r.wroteTarget(key, rv)
 	log.Info("Updated "+targetKind, "target", key, "mode", mode)
-	return written(synced("%s %s follows the %s template", targetKind, key, mode))
+	return writtenFrom(from)(synced("%s %s follows the %s template", targetKind, key, mode))
 }
 
 // applyBody encodes the rendered target for an apply, with uid as a
@@ -382,8 +451,14 @@ func (r *SwitchReconciler) wroteTarget(key types.NamespacedName, resourceVersion
 	r.writes.wroteVersion(r.Kind.NewTarget(), key, resourceVersion)
 }
 
-// written and unwritten add to a result whether the target was written.
-func written(result targetResult, err error) (targetResult, bool, error) { return result, true, err }
+// writtenFrom and unwritten add to a result whether the target was
+// written, and from which mode.
+func writtenFrom(from *bool) func(targetResult, error) (targetResult, bool, error) {
+	return func(result targetResult, err error) (targetResult, bool, error) {
+		result.from = from
+		return result, true, err
+	}
+}
 
 func unwritten(result targetResult, err error) (targetResult, bool, error) { return result, false, err }
 
@@ -395,19 +470,23 @@ func applyFailed(err error) (targetResult, error) {
 	return targetResult{reason: v1beta1.ReasonApplyFailed, message: err.Error()}, err
 }
 
-// errCacheLag says the cache does not hold the manager's own last write to
-// an object yet: the reconcile is to be retried shortly.
-var errCacheLag = errors.New("the cache does not hold the last write yet")
+// cacheLagError says the cache does not hold the manager's own last write
+// to an object yet: the reconcile is to be retried after retryAfter.
+type cacheLagError struct {
+	retryAfter time.Duration
+}
+
+func (e *cacheLagError) Error() string { return "the cache does not hold the last write yet" }
 
 // getTarget reads the target from the cache and, when the cache has no
 // such managed object, from the API server. It returns nil when there is
-// none, and errCacheLag when the cache shows an object older than this
+// none, and a *cacheLagError when the cache shows an object older than this
 // manager's last write to it.
 func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
 	obj := r.Kind.NewTarget()
 	err := r.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 	if err == nil && !r.writes.cacheHolds(obj) {
-		return nil, errCacheLag
+		return nil, &cacheLagError{retryAfter: r.writes.retryAfter(obj)}
 	}
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, obj)
@@ -452,8 +531,9 @@ func nextStatus(sw target.Switch, active, ready metav1.Condition) *v1beta1.Switc
 
 // writeStatus writes status (nothing when nil) and records events for the
 // transitions. It reports whether the status it wrote is a switch between
-// active and passive.
-func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus) (bool, error) {
+// active and passive that was not announced already when the target was
+// written (announced).
+func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus, announced bool) (bool, error) {
 	if status == nil {
 		return false, nil
 	}
@@ -472,10 +552,10 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, st
 	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
 	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
 	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
-	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready) {
+	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced) {
 		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
-	return prevActive != nil && prevActive.Status != active.Status, nil
+	return prevActive != nil && prevActive.Status != active.Status && !announced, nil
 }
 
 // statusMergePatch is the JSON merge patch that turns the status before

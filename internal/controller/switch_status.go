@@ -16,9 +16,10 @@ import (
 // activeCondition decides the mode (docs/behaviour.md, "Deciding the
 // mode"): spec.override pins it; otherwise the state's response is compared
 // with spec.expected, and when the state gives no answer spec.failurePolicy
-// says which mode follows. state is nil when it does not exist.
-func activeCondition(sw target.Switch, state *v1beta1.DynamicIngressState) metav1.Condition {
-	cond := followState(sw, state)
+// says which mode follows. state is nil when it does not exist. current is
+// the mode the target is in now, nil when unknown (see retainedMode).
+func activeCondition(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
+	cond := followState(sw, state, current)
 	if override := sw.SwitchSpec().Override; override != "" {
 		would := cond
 		cond.Status = conditionStatus(override == v1beta1.ModeActive)
@@ -30,12 +31,12 @@ func activeCondition(sw target.Switch, state *v1beta1.DynamicIngressState) metav
 }
 
 // followState is the Active condition the state selects.
-func followState(sw target.Switch, state *v1beta1.DynamicIngressState) metav1.Condition {
+func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
 	spec := sw.SwitchSpec()
 	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
 	if state == nil {
 		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Status = noAnswerStatus(sw)
+		cond.Status = noAnswerStatus(sw, current)
 		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", spec.State, policyPhrase(spec, cond.Status))
 		return cond
 	}
@@ -53,25 +54,39 @@ func followState(sw target.Switch, state *v1beta1.DynamicIngressState) metav1.Co
 		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected: %s", state.Name, got.StatusCode, result.Detail)
 	default:
 		cond.Reason = v1beta1.ReasonNoResponse
-		cond.Status = noAnswerStatus(sw)
+		cond.Status = noAnswerStatus(sw, current)
 		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(spec, cond.Status))
 	}
 	return cond
 }
 
 // noAnswerStatus is the Active status spec.failurePolicy selects while the
-// state gives no answer. Retain keeps the current one; a DynamicIngress
-// that has none yet starts passive.
-func noAnswerStatus(sw target.Switch) metav1.ConditionStatus {
+// state gives no answer. Retain keeps the mode the target is in now
+// (current), not the one the status shows: statuses are written after a
+// flip's targets, so the status may lag behind. When the target's shape
+// does not tell, the status decides; a DynamicIngress that has none yet
+// starts passive.
+func noAnswerStatus(sw target.Switch, current *bool) metav1.ConditionStatus {
 	switch sw.SwitchSpec().FailurePolicy {
 	case v1beta1.FailurePolicyActive:
 		return metav1.ConditionTrue
 	case v1beta1.FailurePolicyRetain:
+		if current != nil {
+			return conditionStatus(*current)
+		}
 		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
 			return metav1.ConditionTrue
 		}
 	}
 	return metav1.ConditionFalse
+}
+
+// retainsMode says whether the mode depends on the target's current mode:
+// failurePolicy Retain, no override, and a state that gives no answer.
+func retainsMode(sw target.Switch, state *v1beta1.DynamicIngressState) bool {
+	spec := sw.SwitchSpec()
+	return spec.FailurePolicy == v1beta1.FailurePolicyRetain && spec.Override == "" &&
+		(state == nil || state.Status.StatusCode == "")
 }
 
 // policyPhrase says which mode the failure policy selected.
@@ -95,6 +110,9 @@ func conditionStatus(b bool) metav1.ConditionStatus {
 type targetResult struct {
 	reason  string // Synced, TargetConflict or ApplyFailed
 	message string
+	// from is the mode the target was in before a write, nil when its
+	// shape did not tell or nothing was written.
+	from *bool
 }
 
 // readyCondition says whether the target is what the selected template says.
@@ -122,15 +140,15 @@ type eventRecord struct {
 }
 
 // transitionEvents are the events of a status change (docs/behaviour.md):
-// Normal Switched when Active flips (not when it is first set), Normal
-// Overridden and OverrideRemoved when spec.override starts and stops
+// Normal Switched when Active flips (not when it is first set) and the
+// switch was not announced already when its target was written (announced),
+// Normal Overridden and OverrideRemoved when spec.override starts and stops
 // deciding, and a Warning named after Ready's reason when Ready turns False
 // for a new reason.
-func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition) []eventRecord {
+func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition, announced bool) []eventRecord {
 	var out []eventRecord
-	if prevActive != nil && prevActive.Status != active.Status {
-		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "Switch",
-			fmt.Sprintf("Switched to %s mode: %s", modeName(active.Status == metav1.ConditionTrue), active.Message)})
+	if prevActive != nil && prevActive.Status != active.Status && !announced {
+		out = append(out, switchedEvent(active))
 	}
 	overridden := func(c *metav1.Condition) bool { return c != nil && c.Reason == v1beta1.ReasonOverridden }
 	switch {
@@ -144,6 +162,37 @@ func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready met
 		out = append(out, eventRecord{corev1.EventTypeWarning, ready.Reason, "Sync", ready.Message})
 	}
 	return out
+}
+
+// switchedByWrite says whether a target write that left the target in the
+// mode of active changed its mode, and so is a switch to announce. from is
+// the mode the target was in before the write, nil when its shape did not
+// tell; the status's Active condition says it then. A switch's first mode
+// (no Active condition yet) is not a switch.
+func switchedByWrite(sw target.Switch, from *bool, active metav1.Condition) bool {
+	prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive)
+	if prev == nil {
+		return false
+	}
+	was := prev.Status == metav1.ConditionTrue
+	if from != nil {
+		was = *from
+	}
+	return was != (active.Status == metav1.ConditionTrue)
+}
+
+// switchedEvent is the Switched event of a switch to the mode of active.
+// Its action names the mode: the events API folds events of one object
+// with the same reason and action into one series, so a switch and the
+// switch back are two events, not one event seen twice.
+func switchedEvent(active metav1.Condition) eventRecord {
+	isActive := active.Status == metav1.ConditionTrue
+	action := "SwitchToPassive"
+	if isActive {
+		action = "SwitchToActive"
+	}
+	return eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, action,
+		fmt.Sprintf("Switched to %s mode: %s", modeName(isActive), active.Message)}
 }
 
 // modeName names the mode a condition selects, for messages and events.
@@ -185,13 +234,11 @@ func claimsBefore(a, b target.Switch) bool {
 
 // switchLatency is how long a switch took from the moment the state's
 // response changed (its status.lastUpdateTime) until now, when the target
-// has been written. It is known only for a switch (the mode differs from
-// the one the status shows; the first mode at creation is none) that the
-// response caused: an override, or a failure policy acting on a missing
-// state, has no such moment.
-func switchLatency(sw target.Switch, state *v1beta1.DynamicIngressState, active metav1.Condition, now time.Time) (time.Duration, bool) {
-	prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive)
-	if prev == nil || prev.Status == active.Status || state == nil || state.Status.LastUpdateTime == nil {
+// has been written. It is known only for a switch that the response caused:
+// an override, or a failure policy acting on a missing state, has no such
+// moment.
+func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, now time.Time) (time.Duration, bool) {
+	if state == nil || state.Status.LastUpdateTime == nil {
 		return 0, false
 	}
 	switch active.Reason {

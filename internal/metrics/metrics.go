@@ -169,14 +169,6 @@ func (s *set) recordSwitch(kind, namespace, name string, toActive bool, latency 
 	}
 }
 
-// ObserveSwitchLatency observes how long a switch took from the moment the
-// state's response changed until the switched target was written. Call it
-// once per switch, when the target is written; RecordSwitch with
-// latencyKnown false then counts the switch when its status is written.
-func ObserveSwitchLatency(kind string, latency time.Duration) {
-	current.switchLatency.WithLabelValues(kind).Observe(max(latency, 0).Seconds())
-}
-
 // ForgetTarget deletes every series of a deleted object. The latency
 // histogram, by kind only, keeps its observations.
 func ForgetTarget(kind, namespace, name string) {
