@@ -205,11 +205,22 @@ type compiled struct {
 // recently used. Safe for concurrent use.
 type programCache struct {
 	entries *lru.Cache
+	// output says why a result type is refused, nil when it is fine.
+	output func(*types.Type) error
 }
 
-// newProgramCache returns an empty cache of at most size entries.
+// newProgramCache returns an empty cache of at most size entries for
+// expressions that yield a bool.
 func newProgramCache(size int) *programCache {
-	return &programCache{entries: lru.New(size)}
+	return &programCache{entries: lru.New(size), output: mustBeBool}
+}
+
+// mustBeBool refuses a result type that cannot be a bool.
+func mustBeBool(t *types.Type) error {
+	if !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
+		return fmt.Errorf("must evaluate to a bool, but evaluates to %s", t)
+	}
+	return nil
 }
 
 // get returns the program for expr, compiling it on first use. Two workers
@@ -226,14 +237,15 @@ func (c *programCache) lookup(expr string) *compiled {
 	if v, ok := c.entries.Get(expr); ok {
 		return v.(*compiled)
 	}
-	prog, err := compile(expr)
+	prog, err := compile(expr, c.output)
 	entry := &compiled{prog: prog, err: err}
 	c.entries.Add(expr, entry)
 	return entry
 }
 
-// compile builds a cost-limited program for expr or says why it cannot.
-func compile(expr string) (cel.Program, error) {
+// compile builds a cost-limited program for expr whose result type output
+// accepts, or says why it cannot.
+func compile(expr string, output func(*types.Type) error) (cel.Program, error) {
 	env, err := celEnv()
 	if err != nil {
 		return nil, err
@@ -242,8 +254,8 @@ func compile(expr string) (cel.Program, error) {
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("compilation failed: %w", iss.Err())
 	}
-	if t := ast.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
-		return nil, fmt.Errorf("must evaluate to a bool, but evaluates to %s", t)
+	if err := output(ast.OutputType()); err != nil {
+		return nil, err
 	}
 	if err := checkCost(env, ast); err != nil {
 		return nil, err
