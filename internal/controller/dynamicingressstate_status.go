@@ -109,8 +109,10 @@ const (
 	scheduleClosedBody = `{"open":false}`
 )
 
-// scheduledStatus is the status of a schedule state at now, and when it
-// next changes (zero when it never does).
+// scheduledStatus is the status of a schedule state at now, and when to
+// look at it again: when it next changes, or, when no change lies within
+// the schedule's search horizon, at the horizon and within a day
+// (docs/behaviour.md); zero when it never changes.
 func scheduledStatus(state *v1beta1.DynamicIngressState, now metav1.Time) (v1beta1.DynamicIngressStateStatus, time.Time) {
 	out := *state.Status.DeepCopy()
 	out.Mode = v1beta1.StateModeSchedule
@@ -125,22 +127,25 @@ func scheduledStatus(state *v1beta1.DynamicIngressState, now metav1.Time) (v1bet
 		meta.SetStatusCondition(&out.Conditions, cond)
 		return out, time.Time{}
 	}
-	open, next, ok := compiled.At(now.Time)
+	outlook := compiled.At(now.Time)
 	body, word := scheduleClosedBody, "closed"
-	if open {
+	if outlook.Open {
 		body, word = scheduleOpenBody, "open"
 	}
 	out = withResponse(out, "200", body, false, now)
-	if ok {
-		out.NextTransitionTime = &metav1.Time{Time: next.UTC()}
-		cond.Message = fmt.Sprintf("The schedule is %s until %s", word, next.UTC().Format(time.RFC3339))
-	} else {
-		out.NextTransitionTime = nil
-		next = time.Time{}
+	out.NextTransitionTime = nil
+	switch {
+	case !outlook.Next.IsZero():
+		out.NextTransitionTime = &metav1.Time{Time: outlook.Next.UTC()}
+		cond.Message = fmt.Sprintf("The schedule is %s until %s", word, outlook.Next.UTC().Format(time.RFC3339))
+	case !outlook.Horizon.IsZero():
+		cond.Message = fmt.Sprintf("The schedule is %s with no change before %s, as far as the operator looks ahead; it looks again at %s",
+			word, outlook.Horizon.UTC().Format(time.RFC3339), outlook.Recheck.UTC().Format(time.RFC3339))
+	default:
 		cond.Message = fmt.Sprintf("The schedule is %s; no window lies ahead", word)
 	}
 	meta.SetStatusCondition(&out.Conditions, cond)
-	return out, next
+	return out, outlook.Recheck
 }
 
 // compileSchedule reads and checks spec.schedule.

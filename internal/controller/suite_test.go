@@ -61,7 +61,7 @@ func runSuite(m *testing.M) int {
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace),
+		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace, horizonClockNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {

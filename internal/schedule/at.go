@@ -2,13 +2,11 @@ package schedule
 
 import (
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // Bounds on following an open run of merged windows forward to its end. A
 // schedule can be open for ever (a daily cron lasting 24h), so the search
-// must stop somewhere; At then reports no transition ahead.
+// must stop somewhere; At then reports how far it looked instead.
 const (
 	// lookahead: a run still open this far past now is not followed
 	// further. Each hop covers a whole window, so long windows reach it in
@@ -20,38 +18,73 @@ const (
 	maxSteps = 7 * 24 * 60
 )
 
-// At reports whether the schedule is open at now and the next instant after
-// now at which that changes. ok is false, and next zero, when there is no
-// such instant: no window starts after now (robfig gives up five years
-// ahead), or the state stays open beyond what At follows: more than a year,
-// or 10080 hops from window to window. An always-open schedule (a daily
-// cron lasting 24h) is reported that way. next is in now's location. At
-// reads no clock, so the same now always gets the same answer.
-func (c *Compiled) At(now time.Time) (open bool, next time.Time, ok bool) {
+// MaxRecheck is the longest At lets pass before it is asked again about a
+// run it did not follow to its end (Outlook.Recheck).
+const MaxRecheck = 24 * time.Hour
+
+// Outlook is what a schedule says at an instant.
+type Outlook struct {
+	// Open is whether a window is open.
+	Open bool
+	// Next is the first instant after now at which Open changes, zero when
+	// none is known.
+	Next time.Time
+	// Horizon is set when Next is zero only because At stopped following
+	// an open run (docs/behaviour.md): the run stays open at least until
+	// then. Zero when Next is known, or when no window lies ahead at all.
+	Horizon time.Time
+	// Recheck is when to ask At again: Next when it is known, the earlier
+	// of Horizon and MaxRecheck after now when only Horizon is, and zero
+	// when the answer never changes.
+	Recheck time.Time
+}
+
+// At reports whether the schedule is open at now and when that next
+// changes. A closed schedule always knows when it next opens, or that it
+// never does. An open one is followed from window to window to the end of
+// its run, but only so far: more than a year, or 10080 hops, and At reports
+// a Horizon instead. An always-open schedule (a daily cron lasting 24h) is
+// reported that way. Times are in now's location. At reads no clock, so the
+// same now always gets the same answer.
+func (c *Compiled) At(now time.Time) Outlook {
+	// Strip the monotonic reading: every time At compares now with is
+	// computed from wall clocks.
+	now = now.Round(0)
+	var o Outlook
 	end, open := c.coverEnd(now)
+	o.Open = open
 	if open {
-		next, ok = c.runEnd(now, end)
-	} else {
-		next, ok = c.nextStart(now)
+		closes, known := c.runEnd(now, end)
+		if !known {
+			o.Horizon = closes.In(now.Location())
+			o.Recheck = minTime(o.Horizon, now.Add(MaxRecheck))
+			return o
+		}
+		o.Next = closes
+	} else if opens, ok := c.nextStart(now); ok {
+		o.Next = opens
 	}
-	if !ok {
-		return open, time.Time{}, false
+	if !o.Next.IsZero() {
+		o.Next = o.Next.In(now.Location())
+		o.Recheck = o.Next
 	}
-	return open, next.In(now.Location()), true
+	return o
 }
 
 // runEnd follows the run of windows that is open at now, the first of which
 // ends at end, to the instant it closes. Each hop jumps to the latest end
 // among the windows open at the current point, so a window that starts
-// exactly where another ends (half-open intervals) extends the run.
-func (c *Compiled) runEnd(now, end time.Time) (time.Time, bool) {
+// exactly where another ends (half-open intervals) extends the run. When it
+// stops following, known is false and the run is open at least until the
+// instant returned.
+func (c *Compiled) runEnd(now, end time.Time) (_ time.Time, known bool) {
 	for step := 0; ; step++ {
 		later, open := c.coverEnd(end)
 		if !open {
 			return end, true
 		}
 		if step >= maxSteps || end.Sub(now) > lookahead {
-			return time.Time{}, false
+			return later, false
 		}
 		end = later
 	}
@@ -83,14 +116,24 @@ func (c *Compiled) nextStart(t time.Time) (time.Time, bool) {
 }
 
 // coverEnd returns the end of w's occurrence open at t, if one is. For a
-// recurring window that is the latest start in (t-duration, t], which also
-// gives the latest end.
+// recurring window that is the one with the latest start by t: all last
+// equally long, so no earlier one ends later.
 func (w window) coverEnd(t time.Time) (time.Time, bool) {
 	if w.spec == nil {
 		return w.end, !t.Before(w.start) && t.Before(w.end)
 	}
-	start, ok := latestFire(w.spec, t.Add(-w.duration), t)
-	return start.Add(w.duration), ok
+	loc := w.spec.Location
+	shown := latestShown(t, loc)
+	// A start after t-duration is at a reading after this floor: readings
+	// and instants differ by less than a day, and by less than two across
+	// a step back (wallclock.go).
+	floor := shown.Add(-w.duration - 2*maxOffset)
+	r, ok := lastReading(w.spec, shown, floor)
+	if !ok {
+		return time.Time{}, false
+	}
+	end := firstShowing(r, loc).Add(w.duration)
+	return end, end.After(t)
 }
 
 // nextStart returns w's first start after t, if it has one.
@@ -98,86 +141,18 @@ func (w window) nextStart(t time.Time) (time.Time, bool) {
 	if w.spec == nil {
 		return w.start, w.start.After(t)
 	}
-	return fireAfter(w.spec, t)
-}
-
-// fireAfter returns spec's first fire after t. robfig searches five years
-// ahead and returns the zero time when it finds none, as for a cron that can
-// never fire (30 February); that is taken as "never".
-func fireAfter(spec *cron.SpecSchedule, t time.Time) (time.Time, bool) {
-	next := spec.Next(endOfMinute(t, spec.Location))
-	return next, !next.IsZero()
-}
-
-// endOfMinute returns the last whole second of t's UTC minute, or t if that
-// is not later. robfig's Next from there finds the same fire as from t, since
-// fires fall on second 0 of loc's minutes (the standard parser has no seconds
-// field), but without stepping through the rest of the minute a second at a
-// time, which is most of its cost. loc's minutes are UTC's only while its
-// offset is whole minutes, as in every zone since 1972; Liberia's was
-// -0:44:30 until then.
-func endOfMinute(t time.Time, loc *time.Location) time.Time {
-	end := t.Truncate(time.Minute).Add(59 * time.Second)
-	if !end.After(t) || !wholeMinuteOffset(t, loc) || !wholeMinuteOffset(end, loc) {
-		return t
-	}
-	return end
-}
-
-// wholeMinuteOffset reports whether loc's UTC offset at t is whole minutes.
-func wholeMinuteOffset(t time.Time, loc *time.Location) bool {
-	_, offset := t.In(loc).Zone()
-	return offset%60 == 0
-}
-
-// firesIn reports whether spec fires in (after, by].
-func firesIn(spec *cron.SpecSchedule, after, by time.Time) bool {
-	next, ok := fireAfter(spec, after)
-	return ok && !next.After(by)
-}
-
-// walkFires is how many fires latestFire steps through one by one before
-// bisecting: stepping is cheaper while fires are few, as they usually are.
-const walkFires = 2
-
-// latestFire returns spec's latest fire in (after, by], if any.
-//
-// robfig only searches forward. Stepping from fire to fire costs a call per
-// fire: 10080 for a cron firing every minute with a 168h duration. So after a
-// few steps it searches instead for the point x where "spec fires in (x, by]"
-// turns false, which is that latest fire: first galloping back from by
-// (cheap when fires are dense, as they are once stepping has not reached by),
-// then bisecting. Fires fall on whole seconds, so once the bracket is a second
-// wide, the first fire after its low end is the answer: about 40 calls at most.
-func latestFire(spec *cron.SpecSchedule, after, by time.Time) (time.Time, bool) {
-	fire, ok := fireAfter(spec, after)
-	if !ok || fire.After(by) {
+	loc := w.spec.Location
+	r, ok := nextReading(w.spec, latestShown(t, loc))
+	if !ok {
 		return time.Time{}, false
 	}
-	prev := after
-	for range walkFires {
-		next, ok := fireAfter(spec, fire)
-		if !ok || next.After(by) {
-			return fire, true
-		}
-		prev, fire = fire, next
+	return firstShowing(r, loc), true
+}
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
 	}
-	lo, hi := prev, by // invariant: spec fires in (lo, by] and not in (hi, by]
-	for back := time.Second; back < by.Sub(lo); back *= 2 {
-		x := by.Add(-back)
-		if firesIn(spec, x, by) {
-			lo = x
-			break
-		}
-		hi = x
-	}
-	for hi.Sub(lo) > time.Second {
-		mid := lo.Add(hi.Sub(lo) / 2)
-		if firesIn(spec, mid, by) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return fireAfter(spec, lo)
+	return a
 }

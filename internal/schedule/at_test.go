@@ -7,13 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// result is what At returns, as one value to diff.
-type result struct {
-	Open bool
-	Next time.Time
-	OK   bool
-}
-
 func load(t *testing.T, name string) *time.Location {
 	t.Helper()
 	loc, err := time.LoadLocation(name)
@@ -36,7 +29,7 @@ func mustCompile(t *testing.T, s Schedule) *Compiled {
 type instant struct {
 	name string
 	now  time.Time
-	want result
+	want Outlook
 }
 
 // checkAt asks c about every instant.
@@ -44,23 +37,25 @@ func checkAt(t *testing.T, c *Compiled, tests []instant) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got result
-			got.Open, got.Next, got.OK = c.At(tt.now)
 			// cmp compares times with time.Time.Equal: the instant, not the zone.
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, c.At(tt.now)); diff != "" {
 				t.Errorf("At(%s) (-want +got):\n%s", tt.now, diff)
 			}
 		})
 	}
 }
 
-func open(next time.Time) result   { return result{Open: true, Next: next, OK: true} }
-func closed(next time.Time) result { return result{Open: false, Next: next, OK: true} }
+func open(next time.Time) Outlook   { return Outlook{Open: true, Next: next, Recheck: next} }
+func closed(next time.Time) Outlook { return Outlook{Open: false, Next: next, Recheck: next} }
 
-var (
-	openForever = result{Open: true}
-	closedEver  = result{Open: false}
-)
+// closedEver is the answer of a schedule with no window ahead.
+var closedEver = Outlook{Open: false}
+
+// openBeyond is the answer of a run At stopped following: open at least
+// until horizon, asked again a day after now at the latest.
+func openBeyond(now, horizon time.Time) Outlook {
+	return Outlook{Open: true, Horizon: horizon, Recheck: minTime(horizon, now.Add(MaxRecheck))}
+}
 
 func TestAtWeeklyInTokyo(t *testing.T) {
 	tokyo := load(t, "Asia/Tokyo")
@@ -158,57 +153,193 @@ func TestAtOneOffWindows(t *testing.T) {
 	})
 }
 
-func TestAtDaylightSavingInNewYork(t *testing.T) {
-	ny := load(t, "America/New_York")
-	at := func(mo time.Month, d, h, m int) time.Time { return time.Date(2026, mo, d, h, m, 0, 0, ny) }
-	utc := func(mo time.Month, d, h, m int) time.Time { return time.Date(2026, mo, d, h, m, 0, 0, time.UTC) }
-	nyc := func(ws ...Window) *Compiled {
-		return mustCompile(t, Schedule{TimeZone: "America/New_York", Windows: ws})
+// TestAtOnDaylightSavingDays asks about windows on the days the clocks
+// change, in 2026 and 2027: in zones that change at 02:00 or 03:00, in one
+// that changes by 30 minutes, and in the zones that change at midnight,
+// whose day robfig/cron's Next steps over. Each case asks the day before
+// (when does it next open?) and during the day (is it open?). Times are
+// written with the offset in force, so "+03:00" after "+02:00" is summer
+// time.
+func TestAtOnDaylightSavingDays(t *testing.T) {
+	type ask struct {
+		now  string
+		want Outlook
 	}
+	tests := []struct {
+		name   string
+		zone   string
+		window Window
+		asks   []ask
+	}{
+		// Africa/Cairo: 2026-04-24 (Friday) 00:00 EET is 01:00 EEST;
+		// 2026-10-29 (Thursday) 24:00 EEST is 23:00 EET; in 2027 on
+		// 04-30 and 10-28.
+		{"Cairo spring 2026: 02:00 on the Friday", "Africa/Cairo", Window{Cron: "0 2 * * 5", Duration: 2 * time.Hour}, []ask{
+			{"2026-04-23T12:00:00+02:00", closed(rfc(t, "2026-04-24T02:00:00+03:00"))},
+			{"2026-04-24T02:30:00+03:00", open(rfc(t, "2026-04-24T04:00:00+03:00"))},
+			{"2026-04-24T04:00:00+03:00", closed(rfc(t, "2026-05-01T02:00:00+03:00"))},
+		}},
+		{"Cairo spring 2026: midnight does not exist, 01:00 EEST starts", "Africa/Cairo", Window{Cron: "0 0 * * 5", Duration: time.Hour}, []ask{
+			{"2026-04-23T12:00:00+02:00", closed(rfc(t, "2026-04-24T01:00:00+03:00"))},
+			{"2026-04-24T01:30:00+03:00", open(rfc(t, "2026-04-24T02:00:00+03:00"))},
+		}},
+		{"Cairo autumn 2026: 23:30 on the Thursday starts once", "Africa/Cairo", Window{Cron: "30 23 * * 4", Duration: time.Hour}, []ask{
+			{"2026-10-28T12:00:00+03:00", closed(rfc(t, "2026-10-29T23:30:00+03:00"))},
+			{"2026-10-29T23:45:00+03:00", open(rfc(t, "2026-10-29T23:30:00+02:00"))},
+			{"2026-10-29T23:45:00+02:00", closed(rfc(t, "2026-11-05T23:30:00+02:00"))},
+		}},
+		{"Cairo spring 2027", "Africa/Cairo", Window{Cron: "0 2 * * 5", Duration: 2 * time.Hour}, []ask{
+			{"2027-04-29T12:00:00+02:00", closed(rfc(t, "2027-04-30T02:00:00+03:00"))},
+			{"2027-04-30T03:00:00+03:00", open(rfc(t, "2027-04-30T04:00:00+03:00"))},
+		}},
+		{"Cairo autumn 2027", "Africa/Cairo", Window{Cron: "30 23 * * 4", Duration: 30 * time.Minute}, []ask{
+			{"2027-10-27T12:00:00+03:00", closed(rfc(t, "2027-10-28T23:30:00+03:00"))},
+			{"2027-10-28T23:45:00+02:00", closed(rfc(t, "2027-11-04T23:30:00+02:00"))},
+		}},
 
-	t.Run("spring forward: 02:30 does not exist on March 8, so it is skipped", func(t *testing.T) {
-		c := nyc(Window{Cron: "30 2 * * *", Duration: time.Hour})
-		checkAt(t, c, []instant{
-			{"the day before", at(3, 7, 2, 45), open(at(3, 7, 3, 30))},
-			{"before the change", at(3, 8, 0, 0), closed(at(3, 9, 2, 30))},
-			{"after the change", at(3, 8, 3, 15), closed(at(3, 9, 2, 30))},
-			{"the day after", at(3, 9, 3, 0), open(at(3, 9, 3, 30))},
+		// Asia/Beirut: 2026-03-29 (Sunday) 00:00 EET is 01:00 EEST;
+		// 2026-10-24 (Saturday) 24:00 EEST is 23:00 EET; in 2027 on
+		// 03-28 and 10-30.
+		{"Beirut spring 2026: 03:00 on the Sunday", "Asia/Beirut", Window{Cron: "0 3 * * 0", Duration: time.Hour}, []ask{
+			{"2026-03-28T12:00:00+02:00", closed(rfc(t, "2026-03-29T03:00:00+03:00"))},
+			{"2026-03-29T03:30:00+03:00", open(rfc(t, "2026-03-29T04:00:00+03:00"))},
+		}},
+		{"Beirut spring 2026: midnight does not exist", "Asia/Beirut", Window{Cron: "0 0 * * 0", Duration: 30 * time.Minute}, []ask{
+			{"2026-03-28T12:00:00+02:00", closed(rfc(t, "2026-03-29T01:00:00+03:00"))},
+			{"2026-03-29T01:10:00+03:00", open(rfc(t, "2026-03-29T01:30:00+03:00"))},
+		}},
+		{"Beirut autumn 2026: 23:00 on the Saturday starts once", "Asia/Beirut", Window{Cron: "0 23 * * 6", Duration: time.Hour}, []ask{
+			{"2026-10-23T12:00:00+03:00", closed(rfc(t, "2026-10-24T23:00:00+03:00"))},
+			{"2026-10-24T23:30:00+03:00", open(rfc(t, "2026-10-24T23:00:00+02:00"))},
+			{"2026-10-24T23:30:00+02:00", closed(rfc(t, "2026-10-31T23:00:00+02:00"))},
+		}},
+		{"Beirut spring 2027", "Asia/Beirut", Window{Cron: "0 3 * * 0", Duration: time.Hour}, []ask{
+			{"2027-03-27T12:00:00+02:00", closed(rfc(t, "2027-03-28T03:00:00+03:00"))},
+			{"2027-03-28T03:30:00+03:00", open(rfc(t, "2027-03-28T04:00:00+03:00"))},
+		}},
+		{"Beirut autumn 2027", "Asia/Beirut", Window{Cron: "0 23 * * 6", Duration: 30 * time.Minute}, []ask{
+			{"2027-10-29T12:00:00+03:00", closed(rfc(t, "2027-10-30T23:00:00+03:00"))},
+			{"2027-10-30T23:15:00+02:00", closed(rfc(t, "2027-11-06T23:00:00+02:00"))},
+		}},
+
+		// America/Santiago: 2026-04-04 (Saturday) 24:00 -03 is 23:00 -04;
+		// 2026-09-06 (Sunday) 00:00 -04 is 01:00 -03; in 2027 on 04-03
+		// and 09-05.
+		{"Santiago spring 2026: 02:00 on the Sunday", "America/Santiago", Window{Cron: "0 2 * * 0", Duration: time.Hour}, []ask{
+			{"2026-09-05T12:00:00-04:00", closed(rfc(t, "2026-09-06T02:00:00-03:00"))},
+			{"2026-09-06T02:30:00-03:00", open(rfc(t, "2026-09-06T03:00:00-03:00"))},
+		}},
+		{"Santiago spring 2026: 00:30 does not exist, 01:00 starts", "America/Santiago", Window{Cron: "30 0 * * 0", Duration: time.Hour}, []ask{
+			{"2026-09-05T12:00:00-04:00", closed(rfc(t, "2026-09-06T01:00:00-03:00"))},
+			{"2026-09-06T01:30:00-03:00", open(rfc(t, "2026-09-06T02:00:00-03:00"))},
+		}},
+		{"Santiago autumn 2026: 23:30 on the Saturday starts once", "America/Santiago", Window{Cron: "30 23 * * 6", Duration: time.Hour}, []ask{
+			{"2026-04-03T12:00:00-03:00", closed(rfc(t, "2026-04-04T23:30:00-03:00"))},
+			{"2026-04-04T23:45:00-03:00", open(rfc(t, "2026-04-04T23:30:00-04:00"))},
+			{"2026-04-04T23:45:00-04:00", closed(rfc(t, "2026-04-11T23:30:00-04:00"))},
+		}},
+		{"Santiago autumn 2026: Sunday midnight comes after the repeated hour", "America/Santiago", Window{Cron: "0 0 * * 0", Duration: time.Hour}, []ask{
+			{"2026-04-04T12:00:00-03:00", closed(rfc(t, "2026-04-05T00:00:00-04:00"))},
+		}},
+		{"Santiago spring 2027", "America/Santiago", Window{Cron: "0 2 * * 0", Duration: time.Hour}, []ask{
+			{"2027-09-04T12:00:00-04:00", closed(rfc(t, "2027-09-05T02:00:00-03:00"))},
+			{"2027-09-05T02:30:00-03:00", open(rfc(t, "2027-09-05T03:00:00-03:00"))},
+		}},
+		{"Santiago autumn 2027", "America/Santiago", Window{Cron: "30 23 * * 6", Duration: 30 * time.Minute}, []ask{
+			{"2027-04-02T12:00:00-03:00", closed(rfc(t, "2027-04-03T23:30:00-03:00"))},
+			{"2027-04-03T23:45:00-04:00", closed(rfc(t, "2027-04-10T23:30:00-04:00"))},
+		}},
+
+		// Europe/Berlin: 2026-03-29 02:00 CET is 03:00 CEST; 2026-10-25
+		// 03:00 CEST is 02:00 CET; in 2027 on 03-28 and 10-31.
+		{"Berlin spring 2026: 02:30 does not exist, 03:00 CEST starts", "Europe/Berlin", Window{Cron: "30 2 * * *", Duration: time.Hour}, []ask{
+			{"2026-03-28T12:00:00+01:00", closed(rfc(t, "2026-03-29T03:00:00+02:00"))},
+			{"2026-03-29T03:59:00+02:00", open(rfc(t, "2026-03-29T04:00:00+02:00"))},
+			{"2026-03-29T04:00:00+02:00", closed(rfc(t, "2026-03-30T02:30:00+02:00"))},
+		}},
+		{"Berlin spring 2026: two starts in the jump start one window", "Europe/Berlin", Window{Cron: "0,30 2 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2026-03-29T01:59:00+01:00", closed(rfc(t, "2026-03-29T03:00:00+02:00"))},
+			{"2026-03-29T03:10:00+02:00", open(rfc(t, "2026-03-29T03:30:00+02:00"))},
+			{"2026-03-29T03:30:00+02:00", closed(rfc(t, "2026-03-30T02:00:00+02:00"))},
+		}},
+		{"Berlin autumn 2026: 02:30 starts once, in summer time", "Europe/Berlin", Window{Cron: "30 2 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2026-10-24T12:00:00+02:00", closed(rfc(t, "2026-10-25T02:30:00+02:00"))},
+			{"2026-10-25T02:45:00+02:00", open(rfc(t, "2026-10-25T03:00:00+02:00"))},
+			{"2026-10-25T02:45:00+01:00", closed(rfc(t, "2026-10-26T02:30:00+01:00"))},
+		}},
+		{"Berlin spring 2027", "Europe/Berlin", Window{Cron: "30 2 * * *", Duration: time.Hour}, []ask{
+			{"2027-03-27T12:00:00+01:00", closed(rfc(t, "2027-03-28T03:00:00+02:00"))},
+			{"2027-03-28T03:30:00+02:00", open(rfc(t, "2027-03-28T04:00:00+02:00"))},
+		}},
+		{"Berlin autumn 2027", "Europe/Berlin", Window{Cron: "30 2 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2027-10-30T12:00:00+02:00", closed(rfc(t, "2027-10-31T02:30:00+02:00"))},
+			{"2027-10-31T02:45:00+01:00", closed(rfc(t, "2027-11-01T02:30:00+01:00"))},
+		}},
+
+		// America/New_York: 2026-03-08 02:00 EST is 03:00 EDT; 2026-11-01
+		// 02:00 EDT is 01:00 EST; in 2027 on 03-14 and 11-07.
+		{"New York spring 2026: 02:30 does not exist, 03:00 EDT starts", "America/New_York", Window{Cron: "30 2 * * *", Duration: time.Hour}, []ask{
+			{"2026-03-07T12:00:00-05:00", closed(rfc(t, "2026-03-08T03:00:00-04:00"))},
+			{"2026-03-08T03:15:00-04:00", open(rfc(t, "2026-03-08T04:00:00-04:00"))},
+			{"2026-03-09T03:00:00-04:00", open(rfc(t, "2026-03-09T03:30:00-04:00"))},
+		}},
+		{"New York spring 2026: 2h from 01:00 EST ends at 04:00 EDT", "America/New_York", Window{Cron: "0 1 * * *", Duration: 2 * time.Hour}, []ask{
+			{"2026-03-08T01:00:00-05:00", open(rfc(t, "2026-03-08T04:00:00-04:00"))},
+			{"2026-03-08T03:59:00-04:00", open(rfc(t, "2026-03-08T04:00:00-04:00"))},
+			{"2026-03-08T04:00:00-04:00", closed(rfc(t, "2026-03-09T01:00:00-04:00"))},
+		}},
+		{"New York autumn 2026: 01:30 starts once, in summer time", "America/New_York", Window{Cron: "30 1 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2026-10-31T12:00:00-04:00", closed(rfc(t, "2026-11-01T01:30:00-04:00"))},
+			{"2026-11-01T01:45:00-04:00", open(rfc(t, "2026-11-01T02:00:00-04:00"))},
+			{"2026-11-01T01:00:00-05:00", closed(rfc(t, "2026-11-02T01:30:00-05:00"))},
+			{"2026-11-01T01:45:00-05:00", closed(rfc(t, "2026-11-02T01:30:00-05:00"))},
+		}},
+		{"New York autumn 2026: 3h from midnight EDT ends at 02:00 EST", "America/New_York", Window{Cron: "0 0 * * *", Duration: 3 * time.Hour}, []ask{
+			{"2026-11-01T00:30:00-04:00", open(rfc(t, "2026-11-01T02:00:00-05:00"))},
+			{"2026-11-01T01:59:00-05:00", open(rfc(t, "2026-11-01T02:00:00-05:00"))},
+			{"2026-11-01T02:00:00-05:00", closed(rfc(t, "2026-11-02T00:00:00-05:00"))},
+		}},
+		{"New York spring 2027", "America/New_York", Window{Cron: "30 2 * * *", Duration: time.Hour}, []ask{
+			{"2027-03-13T12:00:00-05:00", closed(rfc(t, "2027-03-14T03:00:00-04:00"))},
+			{"2027-03-14T03:15:00-04:00", open(rfc(t, "2027-03-14T04:00:00-04:00"))},
+		}},
+		{"New York autumn 2027", "America/New_York", Window{Cron: "30 1 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2027-11-06T12:00:00-04:00", closed(rfc(t, "2027-11-07T01:30:00-04:00"))},
+			{"2027-11-07T01:45:00-05:00", closed(rfc(t, "2027-11-08T01:30:00-05:00"))},
+		}},
+
+		// Australia/Lord_Howe changes by 30 minutes: 2026-04-05 02:00
+		// +11:00 is 01:30 +10:30; 2026-10-04 02:00 +10:30 is 02:30 +11:00;
+		// in 2027 on 04-04 and 10-03.
+		{"Lord Howe autumn 2026: 01:45 starts once", "Australia/Lord_Howe", Window{Cron: "45 1 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2026-04-04T12:00:00+11:00", closed(rfc(t, "2026-04-05T01:45:00+11:00"))},
+			{"2026-04-05T01:55:00+11:00", open(rfc(t, "2026-04-05T02:15:00+11:00"))},
+			{"2026-04-05T01:50:00+10:30", closed(rfc(t, "2026-04-06T01:45:00+10:30"))},
+		}},
+		{"Lord Howe spring 2026: 02:15 does not exist, 02:30 starts", "Australia/Lord_Howe", Window{Cron: "15 2 * * *", Duration: time.Hour}, []ask{
+			{"2026-10-03T12:00:00+10:30", closed(rfc(t, "2026-10-04T02:30:00+11:00"))},
+			{"2026-10-04T03:00:00+11:00", open(rfc(t, "2026-10-04T03:30:00+11:00"))},
+		}},
+		{"Lord Howe autumn 2027", "Australia/Lord_Howe", Window{Cron: "45 1 * * *", Duration: 30 * time.Minute}, []ask{
+			{"2027-04-03T12:00:00+11:00", closed(rfc(t, "2027-04-04T01:45:00+11:00"))},
+			{"2027-04-04T01:50:00+10:30", closed(rfc(t, "2027-04-05T01:45:00+10:30"))},
+		}},
+		{"Lord Howe spring 2027", "Australia/Lord_Howe", Window{Cron: "15 2 * * *", Duration: time.Hour}, []ask{
+			{"2027-10-02T12:00:00+10:30", closed(rfc(t, "2027-10-03T02:30:00+11:00"))},
+			{"2027-10-03T03:00:00+11:00", open(rfc(t, "2027-10-03T03:30:00+11:00"))},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustCompile(t, Schedule{TimeZone: tt.zone, Windows: []Window{tt.window}})
+			for _, a := range tt.asks {
+				now := rfc(t, a.now)
+				if diff := cmp.Diff(a.want, c.At(now)); diff != "" {
+					t.Errorf("%q in %s, asked at %s (-want +got):\n%s", tt.window.Cron, tt.zone, a.now, diff)
+				}
+			}
 		})
-	})
-	t.Run("spring forward: 2h from 01:00 EST ends at 04:00 EDT", func(t *testing.T) {
-		c := nyc(Window{Cron: "0 1 * * *", Duration: 2 * time.Hour})
-		checkAt(t, c, []instant{
-			{"start", utc(3, 8, 6, 0), open(utc(3, 8, 8, 0))},
-			{"after the change", at(3, 8, 3, 59), open(at(3, 8, 4, 0))},
-			{"end", at(3, 8, 4, 0), closed(at(3, 9, 1, 0))},
-		})
-	})
-	t.Run("fall back: 01:30 happens twice on November 1, so the window does", func(t *testing.T) {
-		// 01:30 EDT is 05:30Z, 01:30 EST is 06:30Z.
-		c := nyc(Window{Cron: "30 1 * * *", Duration: 30 * time.Minute})
-		checkAt(t, c, []instant{
-			{"before", utc(11, 1, 5, 0), closed(utc(11, 1, 5, 30))},
-			{"first 01:30", utc(11, 1, 5, 45), open(utc(11, 1, 6, 0))},
-			{"between: 01:00 EST", utc(11, 1, 6, 0), closed(utc(11, 1, 6, 30))},
-			{"second 01:30", utc(11, 1, 6, 45), open(utc(11, 1, 7, 0))},
-			{"after", utc(11, 1, 7, 0), closed(at(11, 2, 1, 30))},
-		})
-	})
-	t.Run("fall back: the two 01:30 windows of an hour touch and merge", func(t *testing.T) {
-		c := nyc(Window{Cron: "30 1 * * *", Duration: time.Hour})
-		checkAt(t, c, []instant{
-			{"first", utc(11, 1, 5, 45), open(utc(11, 1, 7, 30))},
-			{"where they touch", utc(11, 1, 6, 30), open(utc(11, 1, 7, 30))},
-		})
-	})
-	t.Run("fall back: 3h from midnight EDT ends at 02:00 EST, 2h later by the clock", func(t *testing.T) {
-		c := nyc(Window{Cron: "0 0 * * *", Duration: 3 * time.Hour})
-		checkAt(t, c, []instant{
-			{"start", at(11, 1, 0, 30), open(at(11, 1, 2, 0))},
-			{"01:59 EST", utc(11, 1, 6, 59), open(utc(11, 1, 7, 0))},
-			{"02:00 EST", at(11, 1, 2, 0), closed(at(11, 2, 0, 0))},
-		})
-	})
+	}
 }
 
 func TestAtNeverAndForever(t *testing.T) {
@@ -218,7 +349,7 @@ func TestAtNeverAndForever(t *testing.T) {
 		name string
 		s    Schedule
 		now  time.Time
-		want result
+		want Outlook
 	}{
 		{"30 February never comes", Schedule{Windows: []Window{{Cron: "0 0 30 2 *", Duration: time.Hour}}}, jan1, closedEver},
 		{"a one-off after a cron that never fires", Schedule{Windows: []Window{
@@ -226,30 +357,74 @@ func TestAtNeverAndForever(t *testing.T) {
 			{Start: jan1.AddDate(3, 0, 0), End: jan1.AddDate(3, 0, 1)},
 		}}, jan1, closed(jan1.AddDate(3, 0, 0))},
 		{"a yearly cron is found a year ahead", Schedule{Windows: []Window{{Cron: "0 0 1 1 *", Duration: time.Hour}}}, jan1.Add(time.Hour), closed(jan1.AddDate(1, 0, 0))},
-		{"a day long, every day: always open", Schedule{Windows: []Window{{Cron: "0 0 * * *", Duration: 24 * time.Hour}}}, jan1, openForever},
-		{"a week long, every day: always open", Schedule{Windows: []Window{{Cron: "0 0 * * *", Duration: 168 * time.Hour}}}, jan1, openForever},
-		{"a week long, every minute: always open", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: 168 * time.Hour}}}, jan1, openForever},
-		{"a minute long, every minute: always open", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: time.Minute}}}, jan1, openForever},
+		{"29 February is found across 2100, eight years ahead", Schedule{Windows: []Window{{Cron: "0 0 29 2 *", Duration: time.Hour}}},
+			time.Date(2096, 3, 1, 0, 0, 0, 0, time.UTC), closed(time.Date(2104, 2, 29, 0, 0, 0, 0, time.UTC))},
 		{"every minute of the working week is followed to its end", Schedule{Windows: []Window{{Cron: "* * * * 1-5", Duration: time.Minute}}},
 			monday, open(monday.AddDate(0, 0, 5))},
 		{"a one-off longer than the look-ahead is followed to its end", Schedule{Windows: []Window{{Start: jan1, End: jan1.AddDate(3, 0, 0)}}},
 			jan1.AddDate(0, 1, 0), open(jan1.AddDate(3, 0, 0))},
-		{"a run still open a year ahead is not followed further", Schedule{Windows: []Window{
-			{Start: jan1, End: jan1.AddDate(0, 0, 200)},
-			{Start: jan1.AddDate(0, 0, 200), End: jan1.AddDate(0, 0, 400)},
-			{Start: jan1.AddDate(0, 0, 400), End: jan1.AddDate(0, 0, 500)},
-		}}, jan1, openForever},
-		{"a run of more than 10080 hops is not followed further", Schedule{Windows: []Window{{Cron: "* * 1-10 * *", Duration: time.Minute}}},
-			jan1, openForever},
 		{"@daily is midnight", Schedule{TimeZone: "Asia/Tokyo", Windows: []Window{{Cron: "@daily", Duration: time.Hour}}},
 			time.Date(2026, 1, 4, 15, 30, 0, 0, time.UTC), open(time.Date(2026, 1, 4, 16, 0, 0, 0, time.UTC))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got result
-			got.Open, got.Next, got.OK = mustCompile(t, tt.s).At(tt.now)
+			if diff := cmp.Diff(tt.want, mustCompile(t, tt.s).At(tt.now)); diff != "" {
+				t.Errorf("At(%s) (-want +got):\n%s", tt.now, diff)
+			}
+		})
+	}
+}
+
+// TestAtBeyondTheHorizon: a run At does not follow to its end is reported
+// with how far it looked, and a time to ask again no more than a day ahead,
+// so that the state is looked at again before the run ends.
+func TestAtBeyondTheHorizon(t *testing.T) {
+	jan1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	dec1 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	minutes := func(n int) time.Duration { return time.Duration(n) * time.Minute }
+	// Each hop of a run of 1m windows is a minute: maxSteps hops from
+	// the first window's end reach maxSteps+2 minutes past now.
+	hopped := minutes(maxSteps + 2)
+	// A run is followed from window to window while it is open less than
+	// a year ahead: the second window here starts past that.
+	chained := Schedule{Windows: []Window{
+		{Start: jan1, End: jan1.AddDate(0, 0, 400)},
+		{Start: jan1.AddDate(0, 0, 400), End: jan1.AddDate(0, 0, 500)},
+	}}
+	tests := []struct {
+		name string
+		s    Schedule
+		now  time.Time
+		want Outlook
+	}{
+		{"every minute of December, asked on the 1st", Schedule{Windows: []Window{{Cron: "* * * 12 *", Duration: time.Minute}}},
+			dec1, openBeyond(dec1, dec1.Add(hopped))},
+		{"every minute of December, asked when its end is within reach", Schedule{Windows: []Window{{Cron: "* * * 12 *", Duration: time.Minute}}},
+			dec1.AddDate(0, 0, 25), open(dec1.AddDate(0, 1, 0))},
+		{"two one-off windows chained past a year", chained, jan1, openBeyond(jan1, jan1.AddDate(0, 0, 500))},
+		{"the chained windows, once they meet within a year", chained, jan1.AddDate(0, 0, 100), open(jan1.AddDate(0, 0, 500))},
+		{"the chained windows, after their end", chained, jan1.AddDate(0, 0, 500), closedEver},
+		{"a day long, every day: always open", Schedule{Windows: []Window{{Cron: "0 0 * * *", Duration: 24 * time.Hour}}},
+			jan1, openBeyond(jan1, jan1.AddDate(0, 0, 368))},
+		{"a week long, every day: always open", Schedule{Windows: []Window{{Cron: "0 0 * * *", Duration: 168 * time.Hour}}},
+			jan1, openBeyond(jan1, jan1.AddDate(0, 0, 378))},
+		{"a week long, every minute: always open", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: 168 * time.Hour}}},
+			jan1, openBeyond(jan1, jan1.AddDate(0, 0, 378))},
+		{"a minute long, every minute: always open", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: time.Minute}}},
+			jan1, openBeyond(jan1, jan1.Add(hopped))},
+		{"a run of more than 10080 hops is not followed further", Schedule{Windows: []Window{{Cron: "* * 1-10 * *", Duration: time.Minute}}},
+			jan1, openBeyond(jan1, jan1.Add(hopped))},
+		{"an hour before the horizon, asked again at the horizon", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: time.Minute}}},
+			jan1.Add(hopped - minutes(60)), openBeyond(jan1.Add(hopped-minutes(60)), jan1.Add(hopped-minutes(60)+hopped))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustCompile(t, tt.s).At(tt.now)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("At(%s) (-want +got):\n%s", tt.now, diff)
+			}
+			if got.Open && got.Next.IsZero() && (!got.Recheck.After(tt.now) || got.Recheck.Sub(tt.now) > MaxRecheck) {
+				t.Errorf("At(%s): no boundary known, asked again at %s: not within %s", tt.now, got.Recheck, MaxRecheck)
 			}
 		})
 	}
@@ -275,69 +450,12 @@ func TestAtNextInNowsLocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, next, ok := c.At(tt.now)
-			if diff := cmp.Diff("America/New_York", next.Location().String()); !ok || diff != "" {
-				t.Errorf("At(%s) = %s, %t (-want +got):\n%s", tt.now, next, ok, diff)
+			next := c.At(tt.now).Next
+			if diff := cmp.Diff("America/New_York", next.Location().String()); next.IsZero() || diff != "" {
+				t.Errorf("At(%s).Next = %s (-want +got):\n%s", tt.now, next, diff)
 			}
 		})
 	}
-}
-
-// TestLatestFire checks latestFire against walking every fire with robfig's
-// own Next: around both daylight-saving changes, where fires are irregular,
-// and in Liberia before 1972, whose offset of -0:44:30 puts second 0 of its
-// minutes at second 30 of UTC's.
-func TestLatestFire(t *testing.T) {
-	ny := load(t, "America/New_York")
-	monrovia := load(t, "Africa/Monrovia")
-	long := []time.Duration{time.Minute, 61 * time.Minute, 25 * time.Hour, 168 * time.Hour}
-	short := []time.Duration{time.Minute, 61 * time.Minute}
-	crons := []struct {
-		expr      string
-		durations []time.Duration
-	}{
-		{"30 2 * * *", long},
-		{"30 1 * * *", long},
-		{"*/20 1 * * *", long},
-		{"0 0 * * *", long},
-		{"0 9-17 * * 1-5", long},
-		{"0 0 30 2 *", long},
-		{"* * * * *", short}, // walking a week of minutes for every instant would be slow
-	}
-	days := []time.Time{
-		time.Date(2026, 3, 7, 12, 0, 0, 0, ny),
-		time.Date(2026, 10, 31, 12, 0, 0, 0, ny),
-		time.Date(1971, 6, 1, 0, 0, 0, 0, monrovia),
-	}
-	for _, day := range days {
-		for _, cr := range crons {
-			spec, detail := parseCron(cr.expr, day.Location())
-			if detail != "" {
-				t.Fatal(detail)
-			}
-			for _, d := range cr.durations {
-				for by := day; by.Before(day.Add(48 * time.Hour)); by = by.Add(37*time.Minute + 500*time.Millisecond) {
-					want, wantOK := walkLatest(spec, by.Add(-d), by)
-					got, gotOK := latestFire(spec, by.Add(-d), by)
-					if got.Equal(want) && gotOK == wantOK {
-						continue // cmp.Diff is slow enough to matter in this loop
-					}
-					if diff := cmp.Diff(result{Next: want, OK: wantOK}, result{Next: got, OK: gotOK}); diff != "" {
-						t.Fatalf("%s %q, %s: latestFire(%s, %s) (-want +got):\n%s", day.Location(), cr.expr, d, by.Add(-d), by, diff)
-					}
-				}
-			}
-		}
-	}
-}
-
-// walkLatest is latestFire done the slow, obvious way.
-func walkLatest(spec interface{ Next(time.Time) time.Time }, after, by time.Time) (time.Time, bool) {
-	var last time.Time
-	for next := spec.Next(after); !next.IsZero() && !next.After(by); next = spec.Next(next) {
-		last = next
-	}
-	return last, !last.IsZero()
 }
 
 // TestAtConcurrent lets the race detector see At shared between goroutines.
@@ -345,13 +463,9 @@ func TestAtConcurrent(t *testing.T) {
 	c := mustCompile(t, Schedule{TimeZone: "Asia/Tokyo", Windows: []Window{{Cron: "0 2 * * 0", Duration: 2 * time.Hour}}})
 	now := time.Date(2026, 1, 3, 17, 30, 0, 0, time.UTC)
 	want := open(time.Date(2026, 1, 3, 19, 0, 0, 0, time.UTC))
-	results := make(chan result)
+	results := make(chan Outlook)
 	for range 8 {
-		go func() {
-			var r result
-			r.Open, r.Next, r.OK = c.At(now)
-			results <- r
-		}()
+		go func() { results <- c.At(now) }()
 	}
 	for range 8 {
 		if diff := cmp.Diff(want, <-results); diff != "" {
@@ -369,8 +483,10 @@ func BenchmarkAt(b *testing.B) {
 		s    Schedule
 	}{
 		{"weekly, closed", Schedule{TimeZone: "Asia/Tokyo", Windows: []Window{{Cron: "0 2 * * 0", Duration: 2 * time.Hour}}}},
+		{"weekly in Berlin, closed", Schedule{TimeZone: "Europe/Berlin", Windows: []Window{{Cron: "0 2 * * 0", Duration: 2 * time.Hour}}}},
 		{"every minute for 168h", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: 168 * time.Hour}}}},
 		{"every minute for 1m", Schedule{Windows: []Window{{Cron: "* * * * *", Duration: time.Minute}}}},
+		{"every minute for 1m in Berlin", Schedule{TimeZone: "Europe/Berlin", Windows: []Window{{Cron: "* * * * *", Duration: time.Minute}}}},
 		{"daily for 24h", Schedule{Windows: []Window{{Cron: "0 0 * * *", Duration: 24 * time.Hour}}}},
 		{"30 February", Schedule{Windows: []Window{{Cron: "0 0 30 2 *", Duration: time.Hour}}}},
 	}

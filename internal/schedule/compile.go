@@ -145,8 +145,8 @@ func parseCron(expr string, loc *time.Location) (*cron.SpecSchedule, string) {
 		// Only @every yields another type, and it is rejected above.
 		return nil, "unsupported cron expression"
 	}
-	// The parser leaves the zone as time.Local, which robfig reads as "the
-	// zone of the time passed to Next"; pin it so callers' zones never matter.
+	// The parser leaves the zone as time.Local; the window arithmetic
+	// (wallclock.go) reads the zone from here, so pin it to the schedule's.
 	spec.Location = loc
 	return spec, ""
 }

@@ -11,12 +11,18 @@
 // A recurring window starts at each time its cron expression names, read on
 // the wall clock of the schedule's time zone, and lasts Duration of real
 // elapsed time. Cron expressions are parsed by github.com/robfig/cron/v3, the
-// parser the Kubernetes CronJob controller uses, so they mean here what they
-// mean there, including around daylight-saving changes:
+// parser the Kubernetes CronJob controller uses, so they name the same days
+// and times here as there. Turning those wall-clock times into instants is
+// this package's own (wallclock.go), so that daylight-saving days never lose
+// a window (docs/behaviour.md):
 //   - a start whose wall-clock time does not exist on a spring-forward day
-//     (02:30 in America/New_York on 2026-03-08) is skipped that day;
+//     (02:30 in America/New_York on 2026-03-08) starts at the first instant
+//     after the jump (03:00 EDT);
 //   - a start inside the repeated hour of a fall-back day (01:30 in
-//     America/New_York on 2026-11-01) happens twice, once at each offset.
+//     America/New_York on 2026-11-01) starts once, at its first occurrence
+//     (01:30 EDT);
+//   - a day whose midnight does not exist (Africa/Cairo, Asia/Beirut,
+//     America/Santiago) keeps all its windows.
 //
 // A one-off window is fixed by its own RFC 3339 start and end, offset
 // included; the schedule's time zone does not apply to it.

@@ -213,9 +213,9 @@ func ExampleCompile() {
 		fmt.Println(err)
 		return
 	}
-	open, next, ok := c.At(time.Date(2026, 1, 3, 17, 30, 0, 0, time.UTC))
-	fmt.Println(open, next, ok)
-	// Output: true 2026-01-03 19:00:00 +0000 UTC true
+	o := c.At(time.Date(2026, 1, 3, 17, 30, 0, 0, time.UTC))
+	fmt.Println(o.Open, o.Next)
+	// Output: true 2026-01-03 19:00:00 +0000 UTC
 }
 
 func TestFromSpec(t *testing.T) {
