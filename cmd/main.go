@@ -49,6 +49,7 @@ func run() error {
 		webhookCertPath        string
 		webhookPort            int
 		enableWebhooks         bool
+		enableHTTP2            bool
 		pprofAddr              string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
@@ -67,6 +68,7 @@ func run() error {
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks; turn off to run without certificates (make run).")
+	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve the webhook and metrics endpoints over HTTP/2 as well as HTTP/1.1; off by default (HTTP/2 rapid reset and stream exhaustion, CVE-2023-44487 and CVE-2023-39325).")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof profiling endpoints (plain HTTP, no authentication), for example 127.0.0.1:6060; 0 turns them off.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -74,13 +76,18 @@ func run() error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
+	if err := checkFlags(boundedFlags{
+		probeDenyCIDRs: denyCIDRs, probeAllowHosts: allowHosts, probeMaxBodyBytes: maxBodyBytes,
+		maxConcurrentReconciles: concurrency, stateMaxConcurrentReconciles: stateConcurrency,
+		kubeAPIQPS: apiQPS, kubeAPIBurst: apiBurst, webhookPort: webhookPort,
+	}); err != nil {
+		return err
+	}
 	guard, err := probe.ParseGuard(denyCIDRs, allowHosts)
 	if err != nil {
-		return fmt.Errorf("--probe-deny-cidrs or --probe-allow-hosts: %w", err)
+		return err
 	}
-	if maxBodyBytes < 0 {
-		return fmt.Errorf("--probe-max-body-bytes: must not be negative, got %d", maxBodyBytes)
-	}
+	tlsOpts := serverTLSOptions(enableHTTP2)
 
 	leaderElectNamespace, err = leaderElectionNamespace(leaderElectNamespace, leaderElect, inClusterNamespaceFile)
 	if err != nil {
@@ -99,7 +106,7 @@ func run() error {
 		return err
 	}
 
-	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, CertDir: metricsCertPath}
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, CertDir: metricsCertPath, TLSOpts: tlsOpts}
 	if metricsSecure {
 		// Each scraper's bearer token is checked with the API server
 		// (TokenReview) and so is its permission to get /metrics
@@ -114,7 +121,7 @@ func run() error {
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
-		WebhookServer:           webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath}),
+		WebhookServer:           webhook.NewServer(webhook.Options{Port: webhookPort, CertDir: webhookCertPath, TLSOpts: tlsOpts}),
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "dynamic-ingress-operator.ingress.dynamicingress.io",
 		LeaderElectionNamespace: leaderElectNamespace,
@@ -160,7 +167,7 @@ func run() error {
 		return err
 	}
 	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks,
-		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure)
+		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure, "http2", enableHTTP2)
 	// Nothing may run after Start returns: with
 	// LeaderElectionReleaseOnCancel the Lease is already released then.
 	return mgr.Start(ctx)

@@ -7,13 +7,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Probe defaults. The schema sets interval and failureThreshold; the
+// Probe defaults. The schema sets interval and the thresholds; the
 // timeout default depends on the interval, which only the webhook (and the
 // controller, for objects that bypassed it) can work out.
 const (
 	DefaultProbeInterval         = 30 * time.Second
 	MaxDefaultProbeTimeout       = 5 * time.Second
 	DefaultProbeFailureThreshold = 3
+	DefaultProbeSuccessThreshold = 1
 )
 
 // IntervalOrDefault is spec.probe.interval, or 30s when unset.
@@ -34,9 +35,10 @@ func (p *HTTPProbe) TimeoutOrDefault() time.Duration {
 }
 
 // Default fills in what is unset: type HTTP, method GET, interval 30s,
-// timeout the shorter of 5s and the interval, failureThreshold 3. The
-// defaulting webhook applies it; the controller applies it to a copy, for
-// objects that reached the API server without the webhook.
+// timeout the shorter of 5s and the interval, failureThreshold 3,
+// successThreshold 1. The defaulting webhook applies it; the controller
+// applies it to a copy, for objects that reached the API server without the
+// webhook.
 func (p *HTTPProbe) Default() {
 	if p.Type == "" {
 		p.Type = ProbeTypeHTTP
@@ -53,6 +55,9 @@ func (p *HTTPProbe) Default() {
 	if p.FailureThreshold == nil {
 		p.FailureThreshold = ptr.To[int32](DefaultProbeFailureThreshold)
 	}
+	if p.SuccessThreshold == nil {
+		p.SuccessThreshold = ptr.To[int32](DefaultProbeSuccessThreshold)
+	}
 }
 
 // FailureThresholdOrDefault is spec.probe.failureThreshold, or 3 when unset.
@@ -61,4 +66,12 @@ func (p *HTTPProbe) FailureThresholdOrDefault() int32 {
 		return *p.FailureThreshold
 	}
 	return DefaultProbeFailureThreshold
+}
+
+// SuccessThresholdOrDefault is spec.probe.successThreshold, or 1 when unset.
+func (p *HTTPProbe) SuccessThresholdOrDefault() int32 {
+	if p.SuccessThreshold != nil {
+		return *p.SuccessThreshold
+	}
+	return DefaultProbeSuccessThreshold
 }

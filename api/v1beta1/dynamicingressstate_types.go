@@ -89,6 +89,12 @@ type FixedResponse struct {
 	Body string `json:"body,omitempty"`
 }
 
+// MaxBodyBytes is the longest body a state holds, in bytes: the MaxLength
+// of spec.fixedResponse.body and of status.body, and the largest
+// --probe-max-body-bytes the manager accepts. A status keeps its body
+// whole, and etcd limits the size of the whole object.
+const MaxBodyBytes = 65536
+
 // ProbeType is the kind of probe. HTTP is the only one for now.
 // +kubebuilder:validation:Enum=HTTP
 type ProbeType string
@@ -97,7 +103,11 @@ type ProbeType string
 const ProbeTypeHTTP ProbeType = "HTTP"
 
 // HTTPProbe describes an HTTP request the operator sends on an interval.
+// The url rule is here rather than on the field: a rule on a string field
+// makes the API server repeat the string in its rejection, and a URL may
+// hold a token.
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || duration(self.timeout) <= duration(self.interval)",message="must not be longer than the interval",fieldPath=".timeout"
+// +kubebuilder:validation:XValidation:rule="isURL(self.url) && url(self.url).getScheme() in ['http', 'https'] && size(url(self.url).getHostname()) > 0",message="must be an absolute http or https URL with a host",fieldPath=".url"
 type HTTPProbe struct {
 	// type of the probe. HTTP is the only type for now.
 	// +optional
@@ -115,7 +125,6 @@ type HTTPProbe struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="must be an absolute http or https URL with a host"
 	URL string `json:"url"`
 
 	// interval between two probes, at least 1s and at most 24h.
@@ -137,6 +146,29 @@ type HTTPProbe struct {
 	// +default=3
 	// +kubebuilder:validation:Minimum=1
 	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+
+	// successThreshold is the number of consecutive probes that must return
+	// a response other than the state's current one before it becomes the
+	// state's response, 1 to 10: a failure or another response starts the
+	// count over. Failures follow failureThreshold. Defaults to 1.
+	// +optional
+	// +default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
+
+	// bodyExpression is a CEL expression over the response (response.code,
+	// response.body, response.json, as in a DynamicIngress's
+	// expected.expression) whose result the probe records as the state's
+	// body instead of the whole body: a string as it is, any other value as
+	// its JSON text. Answers that reduce to the same result are the same
+	// response, so a status API whose answers carry a timestamp (a
+	// Prometheus query's evaluation time) is written once, not at every
+	// probe. An evaluation error is a probe failure with reason expression.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	BodyExpression string `json:"bodyExpression,omitempty"`
 
 	// headers sent with every probe.
 	// +optional
@@ -196,9 +228,9 @@ type DynamicIngressStateStatus struct {
 	StatusCode string `json:"statusCode,omitempty"`
 
 	// body is the fixed body or the last probed body, at most the manager's
-	// --probe-max-body-bytes.
+	// --probe-max-body-bytes, which is at most 64 KiB (65536 bytes).
 	// +optional
-	// +kubebuilder:validation:MaxLength=1048576
+	// +kubebuilder:validation:MaxLength=65536
 	Body string `json:"body,omitempty"`
 
 	// bodyTruncated is true when the probed body was longer than the limit.
@@ -211,7 +243,9 @@ type DynamicIngressStateStatus struct {
 	LastUpdateTime *metav1.MicroTime `json:"lastUpdateTime,omitempty"`
 
 	// nextTransitionTime is, for a schedule, when the state next opens or
-	// closes; absent when no window lies ahead.
+	// closes; absent when no window lies ahead, or when none lies within
+	// the operator's search horizon (the Ready message then says how far
+	// it looked).
 	// +optional
 	NextTransitionTime *metav1.Time `json:"nextTransitionTime,omitempty"`
 }
@@ -225,6 +259,7 @@ type DynamicIngressStateStatus struct {
 // +kubebuilder:printcolumn:name="Code",type=string,JSONPath=`.status.statusCode`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Body",type=string,JSONPath=`.status.body`,priority=1
 type DynamicIngressState struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the object's standard metadata.

@@ -374,6 +374,11 @@ func (in *HTTPProbe) DeepCopyInto(out *HTTPProbe) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.SuccessThreshold != nil {
+		in, out := &in.SuccessThreshold, &out.SuccessThreshold
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Headers != nil {
 		in, out := &in.Headers, &out.Headers
 		*out = make([]HTTPHeader, len(*in))

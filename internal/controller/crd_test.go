@@ -46,7 +46,9 @@ func TestCRDSchemaRejects(t *testing.T) {
 			"exactly one of fixedResponse, probe and schedule must be set"},
 		{"state with neither", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "neither"}},
 			"exactly one of fixedResponse, probe and schedule must be set"},
-		{"ftp URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "ftp://flags.example.com/x" }), `spec.probe.url: Invalid value: "ftp://flags.example.com/x": must be an absolute http or https URL with a host`},
+		// The rule sits on the probe, so that the message does not repeat
+		// the URL and a token in it.
+		{"ftp URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "ftp://admin:s3cr3t@flags.example.com/x?token=s3cr3t" }), `spec.probe.url: Invalid value: must be an absolute http or https URL with a host`},
 		{"relative URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "/flags" }), "must be an absolute http or https URL with a host"},
 		{"interval too short", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("500ms") }), `spec.probe.interval: Invalid value: "500ms": must be at least 1s and at most 24h`},
 		{"interval too long", probe(func(p *v1beta1.HTTPProbe) { p.Interval = d("25h") }), "must be at least 1s and at most 24h"},
@@ -54,6 +56,8 @@ func TestCRDSchemaRejects(t *testing.T) {
 		{"zero timeout", probe(func(p *v1beta1.HTTPProbe) { p.Timeout = d("0s") }), `spec.probe.timeout: Invalid value: "0s": must be more than 0`},
 		{"zero threshold is defaulted, negative refused", probe(func(p *v1beta1.HTTPProbe) { p.FailureThreshold = ptr.To[int32](-1) }), "spec.probe.failureThreshold: Invalid value: -1: spec.probe.failureThreshold in body should be greater than or equal to 1"},
 		{"bad method", probe(func(p *v1beta1.HTTPProbe) { p.Method = "DELETE" }), `spec.probe.method: Unsupported value: "DELETE": supported values: "GET", "HEAD", "POST"`},
+		{"successThreshold 0", probe(func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](0) }), "spec.probe.successThreshold: Invalid value: 0: spec.probe.successThreshold in body should be greater than or equal to 1"},
+		{"successThreshold 11", probe(func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](11) }), "spec.probe.successThreshold: Invalid value: 11: spec.probe.successThreshold in body should be less than or equal to 10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +74,7 @@ func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
 	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"},
 		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{URL: "https://flags.example.com/x"}}}
 	create(t, state)
-	want := v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/x", Interval: &metav1.Duration{Duration: 30 * time.Second}, FailureThreshold: ptr.To[int32](3)}
+	want := v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/x", Interval: &metav1.Duration{Duration: 30 * time.Second}, FailureThreshold: ptr.To[int32](3), SuccessThreshold: ptr.To[int32](1)}
 	if diff := cmp.Diff(want, *state.Spec.Probe); diff != "" {
 		t.Errorf("schema defaults (-want +got):\n%s", diff)
 	}

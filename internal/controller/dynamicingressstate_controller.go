@@ -92,7 +92,7 @@ func (p *probeNotifications) notify(key string) {
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile registers or removes the state's probe and writes its status
@@ -125,7 +125,10 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	var nextBoundary time.Time
 	switch {
 	case state.Spec.Probe != nil:
-		r.Scheduler.Ensure(key, probeSpec(state.Spec.Probe))
+		// The status's response is the state's current one: a restarted
+		// manager holds it against a blip like a running one would.
+		current := probe.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body, Truncated: state.Status.BodyTruncated}
+		r.Scheduler.Ensure(key, probeSpec(state.Spec.Probe), current)
 		obs, _ := r.Scheduler.Observation(key)
 		status = probedStatus(state, obs, now)
 	case state.Spec.FixedResponse != nil:

@@ -23,9 +23,11 @@ func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
 		headers = append(headers, probe.Header{Name: h.Name, Value: h.Value})
 	}
 	return probe.Spec{
-		Request:          probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration},
+		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration,
+			BodyExpression: p.BodyExpression},
 		Interval:         p.Interval.Duration,
 		FailureThreshold: int(p.FailureThresholdOrDefault()),
+		SuccessThreshold: int(p.SuccessThresholdOrDefault()),
 	}
 }
 

@@ -35,12 +35,16 @@ const (
 	ReasonTimeout FailureReason = "timeout"
 	// ReasonDenied: the address guard or the host allow list refused.
 	ReasonDenied FailureReason = "denied"
-	// ReasonHTTP: the peer answered something that is not HTTP, or the
-	// request itself could not be made.
+	// ReasonHTTP: the peer answered something that is not HTTP or that
+	// the prober refuses (response headers over MaxResponseHeaderBytes),
+	// or the request itself could not be made.
 	ReasonHTTP FailureReason = "http"
 	// ReasonRead: the connection broke after the request was sent, or
 	// while the body was read.
 	ReasonRead FailureReason = "read"
+	// ReasonExpression: the response came, but the request's body
+	// expression could not reduce it (a key missing from this answer).
+	ReasonExpression FailureReason = "expression"
 )
 
 // Error is a probe that got no HTTP response. Message names the method and
@@ -67,7 +71,21 @@ func RedactURL(raw string) string {
 	u.User = nil
 	u.RawQuery, u.ForceQuery = "", false
 	u.Fragment, u.RawFragment = "", ""
+	if u.Host == "" {
+		// Not a URL with a host, so url.Parse found no userinfo: without
+		// its scheme, "user:pw@host/x" parses as scheme "user".
+		return cutUserinfo(u.String())
+	}
 	return u.String()
+}
+
+// cutUserinfo drops what precedes the last @ of a string that is no URL
+// with a host, where it may be userinfo.
+func cutUserinfo(s string) string {
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // redactUnparsed is RedactURL's best effort for a string url.Parse
@@ -78,7 +96,7 @@ func redactUnparsed(raw string) string {
 	}
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return raw
+		return cutUserinfo(raw)
 	}
 	authority, path, _ := strings.Cut(rest, "/")
 	if i := strings.LastIndex(authority, "@"); i >= 0 {
@@ -139,6 +157,9 @@ func (f failure) classify(ctx context.Context, t traceState, err error, ph phase
 	if ph == readingBody {
 		return f.errorf(ReasonRead, "reading the body: %s", f.lowLevel(err))
 	}
+	if e := f.classifyHeaderLimit(t, err); e != nil {
+		return e
+	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		return f.errorf(ReasonDNS, "%s", describeDNS(dns))
@@ -178,6 +199,25 @@ func (f failure) classifyContext(ctx context.Context, err error) *Error {
 		return f.errorf(ReasonTimeout, "canceled")
 	case errors.Is(err, context.DeadlineExceeded):
 		return f.errorf(ReasonTimeout, "timed out")
+	}
+	return nil
+}
+
+// classifyHeaderLimit returns the Error of a response whose header block
+// went over MaxResponseHeaderBytes, or nil. net/http exports no error for
+// it, so its texts are matched; the prober's tests provoke each of them.
+// HTTP/1 and HTTP/2 say so when the limit is passed in the last frame of
+// the block; HTTP/2 drops the whole connection with a bare PROTOCOL_ERROR
+// when more frames follow, which a malformed frame causes too, so that
+// message names both.
+func (f failure) classifyHeaderLimit(t traceState, err error) *Error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "server response headers exceeded"),
+		strings.Contains(msg, "response header list larger than advertised limit"):
+		return f.errorf(ReasonHTTP, "response headers exceed %d KiB", MaxResponseHeaderBytes>>10)
+	case !t.firstByte && strings.HasSuffix(msg, "connection error: PROTOCOL_ERROR"):
+		return f.errorf(ReasonHTTP, "HTTP/2 protocol error before the response: its headers exceed %d KiB, or a frame was malformed", MaxResponseHeaderBytes>>10)
 	}
 	return nil
 }

@@ -181,6 +181,30 @@ func (g Guard) CheckHost(host string) error {
 	return nil
 }
 
+// CheckHostHeader is the check of a Host header in a probe's headers, at
+// admission and by the prober: the host it names is held to the allow list
+// exactly like a URL's host, whatever its case, trailing dot or port. A
+// value that is not a plain host name or IP address with an optional port
+// is refused, since net/http would send something other than what was
+// checked (it cuts a Host value at a space or '/' and converts non-ASCII
+// names to Punycode). An empty value stands for the URL's host. Without an
+// allow list every value passes, as every URL host does. The error names
+// the host: the prober must not show it, since header values never appear
+// in a status.
+func (g Guard) CheckHostHeader(value string) error {
+	if len(g.allow) == 0 || value == "" {
+		return nil
+	}
+	host, err := hostOfHostHeader(value)
+	if err != nil {
+		return fmt.Errorf("%w (a Host header is held to the manager's --probe-allow-hosts)", err)
+	}
+	if err := g.checkAllowed(host); err != nil {
+		return fmt.Errorf("%w (the manager's --probe-allow-hosts)", err)
+	}
+	return nil
+}
+
 // checkAllowed returns an error when the guard has an allow list and host
 // matches none of its patterns.
 func (g Guard) checkAllowed(host string) error {

@@ -175,6 +175,63 @@ func TestGuardCheckHost(t *testing.T) {
 	}
 }
 
+// TestGuardCheckHostHeader: a Host header is held to the allow list like a
+// URL's host; neither its case, a trailing dot, a port nor a form that
+// net/http would send differently gets it past.
+func TestGuardCheckHostHeader(t *testing.T) {
+	allow := mustGuard(t, DefaultDenyCIDRs, "flags.example.com,*.internal.example.com,10.1.2.3,2001:db8::1")
+	const allowFlag = " (the manager's --probe-allow-hosts)"
+	const form = "must be a host name or IP address with an optional port (a Host header is held to the manager's --probe-allow-hosts)"
+	tests := []struct {
+		name    string
+		guard   Guard
+		value   string
+		wantErr string
+	}{
+		{"allowed", allow, "flags.example.com", ""},
+		{"allowed with a port", allow, "flags.example.com:8443", ""},
+		{"allowed, any case, trailing dot", allow, "FLAGS.Example.COM.", ""},
+		{"allowed, any case, with a port", allow, "Flags.Example.Com:443", ""},
+		{"allowed wildcard", allow, "a.internal.example.com:80", ""},
+		{"allowed IP with a port", allow, "10.1.2.3:8080", ""},
+		{"allowed IPv6 with a port", allow, "[2001:db8::1]:443", ""},
+		{"allowed IPv6 without brackets", allow, "2001:db8::1", ""},
+		{"allowed IP written otherwise", allow, "167838211", ""},
+		{"empty means the URL's host", allow, "", ""},
+		{"no allow list allows any host", mustGuard(t, DefaultDenyCIDRs, ""), "anything.example.net", ""},
+		{"other host", allow, "admin.example.com", "host admin.example.com is not in the allowed hosts" + allowFlag},
+		{"other host, upper case, with a port", allow, "ADMIN.example.com:443", "host admin.example.com is not in the allowed hosts" + allowFlag},
+		{"port does not make a host allowed", allow, "evil.example.net:443", "host evil.example.net is not in the allowed hosts" + allowFlag},
+		{"allowed name as a prefix", allow, "flags.example.com.evil.net", "host flags.example.com.evil.net is not in the allowed hosts" + allowFlag},
+		{"wildcard base", allow, "internal.example.com", "host internal.example.com is not in the allowed hosts" + allowFlag},
+		{"other IP", allow, "10.1.2.4:80", "host 10.1.2.4 is not in the allowed hosts" + allowFlag},
+		{"loopback", allow, "[::1]:80", "host [::1] is not in the allowed hosts" + allowFlag},
+		{"IP written as a name", allow, "2130706433", "host 2130706433 is not in the allowed hosts" + allowFlag},
+		// net/http cuts a Host value at '/' or ' ': "evil.example.net"
+		// would be sent although the wildcard matches the whole value.
+		{"slash", allow, "evil.example.net/x.internal.example.com", form},
+		{"space", allow, "evil.example.net x.internal.example.com", form},
+		{"userinfo", allow, "evil.example.net@flags.example.com", form},
+		{"percent", allow, "evil%2eexample.net.internal.example.com", form},
+		{"non-ASCII", allow, "ｅvil.internal.example.com", form},
+		{"leading space", allow, " flags.example.com", form},
+		{"empty label", allow, "a..internal.example.com", form},
+		{"port not a number", allow, "flags.example.com:https", form},
+		{"port too long", allow, "flags.example.com:123456", form},
+		{"two ports", allow, "flags.example.com:80:80", form},
+		{"bracket not closed", allow, "[2001:db8::1", form},
+		{"name in brackets", allow, "[flags.example.com]", form},
+		{"garbage after brackets", allow, "[2001:db8::1]x", form},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.wantErr, errText(tt.guard.CheckHostHeader(tt.value))); diff != "" {
+				t.Errorf("CheckHostHeader(%q) (-want +got):\n%s", tt.value, diff)
+			}
+		})
+	}
+}
+
 func TestParseLiteralIP(t *testing.T) {
 	tests := []struct {
 		host string

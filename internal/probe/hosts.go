@@ -89,6 +89,50 @@ func parseAtonPart(p string) (uint64, bool) {
 	return n, err == nil
 }
 
+// errHostHeaderForm is the refusal of a Host header value that is not a
+// plain host with an optional port.
+var errHostHeaderForm = errors.New("must be a host name or IP address with an optional port")
+
+// hostOfHostHeader returns the host a Host header's value names, without
+// its port: a DNS name of letters, digits, '-' and '_' (one trailing dot
+// allowed), an IPv4 address, or an IPv6 address, bracketed when a port
+// follows. Anything else is refused rather than guessed at.
+func hostOfHostHeader(value string) (string, error) {
+	host, port := value, ""
+	switch {
+	case strings.HasPrefix(value, "["):
+		end := strings.IndexByte(value, ']')
+		if end < 0 {
+			return "", errHostHeaderForm
+		}
+		host, port = value[:end+1], value[end+1:]
+		if _, err := netip.ParseAddr(host[1:end]); err != nil || (port != "" && port[0] != ':') {
+			return "", errHostHeaderForm
+		}
+		port = strings.TrimPrefix(port, ":")
+	case strings.Count(value, ":") > 1:
+		// An IPv6 address without brackets, which cannot carry a port.
+		if _, err := netip.ParseAddr(value); err != nil {
+			return "", errHostHeaderForm
+		}
+		return value, nil
+	case strings.Contains(value, ":"):
+		host, port, _ = strings.Cut(value, ":")
+	}
+	if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+		return "", errHostHeaderForm
+	}
+	if strings.HasPrefix(host, "[") {
+		return host, nil
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if label == "" || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+			return "", errHostHeaderForm
+		}
+	}
+	return host, nil
+}
+
 // hostPattern is one entry of the manager's --probe-allow-hosts.
 type hostPattern struct {
 	// addr is set for a literal IP pattern, which matches only that

@@ -15,8 +15,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
 
 // Header is one request header.
@@ -30,7 +33,15 @@ type Request struct {
 	URL     string
 	Headers []Header
 	Timeout time.Duration
+	// BodyExpression, when set, reduces the response to what is recorded
+	// as its body (see RecordBody).
+	BodyExpression string
 }
+
+// MaxExpressionInput is the longest body a body expression reads: the
+// whole body is needed to parse it as JSON, but only the expression's
+// result is kept, within the Prober's maxBodyBytes.
+const MaxExpressionInput = 1 << 20
 
 // Response is what a probe observed: any HTTP response, whatever its status.
 type Response struct {
@@ -54,6 +65,11 @@ const (
 	// of its own; a probe's timeout covers every phase.
 	dialTimeout         = 30 * time.Second
 	tlsHandshakeTimeout = 10 * time.Second
+	// MaxResponseHeaderBytes bounds the header block of a response, status
+	// line and 1xx responses included, instead of net/http's 10 MiB: a
+	// few states probing an endpoint with huge headers must not exhaust
+	// the manager's memory. HTTP/2 takes its header list limit from it.
+	MaxResponseHeaderBytes = 64 << 10
 )
 
 // transportOptions are what tests change; NewProber uses
@@ -87,12 +103,13 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 		HTTP2:             &http.HTTP2Config{SendPingTimeout: o.pingAfter, PingTimeout: o.pingTimeout},
 		// Without this the transport asks for gzip and unpacks it, and a
 		// user's own Accept-Encoding would get raw gzip stored as the body.
-		DisableCompression:    true,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ExpectContinueTimeout: time.Second,
+		DisableCompression:     true,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 	return &Prober{
 		client: &http.Client{
@@ -128,14 +145,46 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	}
 	defer func() { _ = resp.Body.Close() }()
 
+	limit := p.maxBodyBytes
+	if r.BodyExpression != "" {
+		limit = max(limit, MaxExpressionInput)
+	}
 	// One byte past the limit tells a longer body from one that fits.
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, p.maxBodyBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		t.dropOnTimeout(ctx)
 		return Response{}, f.classify(ctx, t.state(), err, readingBody)
 	}
-	out := Response{StatusCode: strconv.Itoa(resp.StatusCode)}
+	code := strconv.Itoa(resp.StatusCode)
+	if r.BodyExpression != "" {
+		return p.recordBody(r.BodyExpression, code, raw, limit, f)
+	}
+	out := Response{StatusCode: code}
 	out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
+	return out, nil
+}
+
+// recordBody reduces a response to what its body expression yields, kept
+// within maxBodyBytes (docs/behaviour.md, "What a probe records"). A body
+// the expression cannot read whole, or an evaluation that fails, is a
+// failure with reason expression whose message never holds the body.
+func (p *Prober) recordBody(expr, code string, raw []byte, limit int64, f failure) (Response, error) {
+	if int64(len(raw)) > limit {
+		return Response{}, f.errorf(ReasonExpression, "the body is longer than %d bytes, the most a bodyExpression reads", limit)
+	}
+	text := strings.ToValidUTF8(string(raw), string(utf8.RuneError))
+	body, err := match.RecordedBody(expr, match.Response{StatusCode: code, Body: text})
+	if err != nil {
+		msg := err.Error()
+		if len(text) >= 4 {
+			// A conversion error may quote what it converted; the body
+			// itself is never shown.
+			msg = strings.ReplaceAll(msg, text, "<body>")
+		}
+		return Response{}, f.errorf(ReasonExpression, "%s", msg)
+	}
+	out := Response{StatusCode: code}
+	out.Body, out.Truncated = boundText([]byte(body), p.maxBodyBytes)
 	return out, nil
 }
 
@@ -164,6 +213,12 @@ func (p *Prober) newRequest(ctx context.Context, r Request, f failure) (*http.Re
 			return nil, f.errorf(ReasonHTTP, "invalid header %q", h.Name)
 		}
 		if strings.EqualFold(h.Name, "Host") {
+			// The Host header names the virtual host the request is for:
+			// it is held to the allow list like the URL's host. The
+			// message leaves the value out, like every header value.
+			if p.guard.CheckHostHeader(h.Value) != nil {
+				return nil, f.errorf(ReasonDenied, "probe guard: the Host header names a host that is not in the allowed hosts (the manager's --probe-allow-hosts)")
+			}
 			req.Host = h.Value
 			continue
 		}

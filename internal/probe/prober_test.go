@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -341,6 +342,12 @@ func TestRedactURL(t *testing.T) {
 		{"http://us%er:p@ss@flags.example.com/x?t=1", "http://flags.example.com/x"}, // url.Parse fails on %er
 		{"http://user:pw@flags.example.com?t=\x7f", "http://flags.example.com"},
 		{"not a url ?token=x", "not%20a%20url%20"},
+		// Without a scheme or a host, what precedes an @ may be userinfo.
+		{"user:s3cr3t@flags.example.com/x?token=s3cr3t", "flags.example.com/x"},
+		{"s3cr3t@flags.example.com/x", "flags.example.com/x"},
+		{"s3cr3t@flags.example.com/%zz", "flags.example.com/%zz"}, // url.Parse fails on %zz
+		{"/api/v1/flags", "/api/v1/flags"},
+		{"http:///x", "http:///x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -635,5 +642,173 @@ func TestFailureFallback(t *testing.T) {
 	}}, time.Now())
 	if want := `certificate "future.test" is not valid before 2100-01-01T00:00:00Z`; got != want {
 		t.Errorf("describeCertError of a certificate not yet valid = %q, want %q", got, want)
+	}
+}
+
+// TestProbeHostHeaderHeldToAllowList: a Host header outside
+// --probe-allow-hosts stops the probe before anything is sent, with a
+// message that shows no header value; an allowed one, in any case and
+// with a port, is sent.
+func TestProbeHostHeaderHeldToAllowList(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = fmt.Fprintf(w, "host=%s", r.Host)
+	}))
+	defer srv.Close()
+	p := newProber(mustGuard(t, "192.0.2.0/24", "127.0.0.1,flags.example.com"), 1024, defaultTransportOptions)
+	const secret = "Bearer hdr-s3cr3t"
+	denied := "GET " + srv.URL + ": probe guard: the Host header names a host that is not in the allowed hosts (the manager's --probe-allow-hosts)"
+
+	tests := []struct {
+		name     string
+		host     string
+		want     Response
+		wantErr  *Error
+		notShown string
+	}{
+		{name: "allowed, any case, with a port", host: "FLAGS.example.com:8443", want: Response{StatusCode: "200", Body: "host=FLAGS.example.com:8443"}},
+		{name: "other virtual host", host: "admin.example.com", wantErr: &Error{Reason: ReasonDenied, Message: denied}, notShown: "admin.example.com"},
+		{name: "other virtual host with a port", host: "Admin.Example.com:443", wantErr: &Error{Reason: ReasonDenied, Message: denied}, notShown: "dmin"},
+		{name: "cut by net/http at a slash", host: "admin.example.com/flags.example.com", wantErr: &Error{Reason: ReasonDenied, Message: denied}, notShown: "admin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hits.Load()
+			req := Request{Method: "GET", URL: srv.URL, Timeout: time.Second,
+				Headers: []Header{{"Authorization", secret}, {"Host", tt.host}}}
+			if tt.wantErr == nil {
+				got, err := p.Probe(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("Probe (-want +got):\n%s", diff)
+				}
+				return
+			}
+			e := probeError(t, p, req)
+			if diff := cmp.Diff(tt.wantErr, e); diff != "" {
+				t.Errorf("Probe error (-want +got):\n%s", diff)
+			}
+			for _, v := range []string{secret, tt.notShown} {
+				if strings.Contains(e.Message, v) {
+					t.Errorf("message %q shows the header value %q", e.Message, v)
+				}
+			}
+			if n := hits.Load() - before; n != 0 {
+				t.Errorf("the server got %d requests for a denied Host header, want none", n)
+			}
+		})
+	}
+}
+
+// headersOf returns a handler whose response carries about size bytes of
+// header values, in headers of 4000 bytes at most.
+func headersOf(size int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i, left := 0, size; left > 0; i++ {
+			n := min(left, 4000)
+			w.Header().Set(fmt.Sprintf("X-Filler-%02d", i), strings.Repeat("h", n))
+			left -= n
+		}
+		_, _ = fmt.Fprint(w, "ok")
+	}
+}
+
+// TestProbeResponseHeaderLimit: a response header block over 64 KiB is a
+// failure that says so, over HTTP/1.1 and HTTP/2; 60 KiB of headers work.
+func TestProbeResponseHeaderLimit(t *testing.T) {
+	const exceed = "response headers exceed 64 KiB"
+	// HTTP/2 says exceed when the limit is passed in the last frame of the
+	// header block, and drops the connection with a bare PROTOCOL_ERROR
+	// when more frames follow: which one depends on how the server framed
+	// and compressed its headers.
+	h2Exceed := []string{exceed, "HTTP/2 protocol error before the response: its headers exceed 64 KiB, or a frame was malformed"}
+	ok := Response{StatusCode: "200", Body: "ok"}
+	tests := []struct {
+		name    string
+		size    int
+		h2      bool
+		wantErr []string // the messages after "GET <url>: " it may fail with; none for ok
+	}{
+		{"HTTP/1.1, 60 KiB", 60 << 10, false, nil},
+		{"HTTP/1.1, 65 KiB", 65 << 10, false, []string{exceed}},
+		{"HTTP/1.1, 1 MiB", 1 << 20, false, []string{exceed}},
+		{"HTTP/2, 60 KiB", 60 << 10, true, nil},
+		{"HTTP/2, 65 KiB", 65 << 10, true, h2Exceed},
+		{"HTTP/2, 1 MiB", 1 << 20, true, h2Exceed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var url string
+			options := defaultTransportOptions
+			if tt.h2 {
+				srv, roots := newH2Server(t, headersOf(tt.size))
+				url, options.tlsConfig = srv.URL, &tls.Config{RootCAs: roots}
+			} else {
+				srv := httptest.NewServer(headersOf(tt.size))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			p := newProber(testGuard(t), 1024, options)
+			req := Request{Method: "GET", URL: url, Timeout: 5 * time.Second}
+			if tt.wantErr == nil {
+				got, err := p.Probe(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(ok, got); diff != "" {
+					t.Errorf("Probe (-want +got):\n%s", diff)
+				}
+				return
+			}
+			var first string
+			for i := range 2 { // the same every time
+				e := probeError(t, p, req)
+				if e.Reason != ReasonHTTP || !slices.Contains(tt.wantErr, strings.TrimPrefix(e.Message, "GET "+url+": ")) {
+					t.Errorf("Probe error = %+v, want reason http and the URL with one of %q", e, tt.wantErr)
+				}
+				if i == 0 {
+					first = e.Message
+				} else if e.Message != first {
+					t.Errorf("the second probe failed with %q, the first with %q", e.Message, first)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeEndlessHeadersAreBounded: a server that sends headers forever
+// is cut off after the limit, not after net/http's default of 10 MiB.
+func TestProbeEndlessHeadersAreBounded(t *testing.T) {
+	var written atomic.Int64
+	srv := newRawServer(t, func(c net.Conn) {
+		_ = c.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		line := []byte("X-Filler: " + strings.Repeat("h", 1000) + "\r\n")
+		n, err := c.Write([]byte("HTTP/1.1 200 OK\r\n"))
+		written.Add(int64(n))
+		for err == nil && written.Load() < 100<<20 {
+			n, err = c.Write(line)
+			written.Add(int64(n))
+		}
+		_ = c.Close()
+	})
+	p := newProber(testGuard(t), 1024, defaultTransportOptions)
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 10 * time.Second})
+	want := &Error{Reason: ReasonHTTP, Message: "GET " + srv.URL + ": response headers exceed 64 KiB"}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("Probe error (-want +got):\n%s", diff)
+	}
+	// What the prober read and the kernel's socket buffers: far from the
+	// 10 MiB net/http reads by default.
+	deadline := time.Now().Add(5 * time.Second)
+	for last := int64(-1); written.Load() != last && time.Now().Before(deadline); {
+		last = written.Load()
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("server wrote %d bytes", written.Load())
+	if n := written.Load(); n > 4<<20 {
+		t.Errorf("the server wrote %d KiB of headers before the prober hung up, want at most 4 MiB", n>>10)
 	}
 }

@@ -13,18 +13,29 @@ import (
 
 // Spec is how one state is probed.
 type Spec struct {
-	Request          Request
-	Interval         time.Duration
+	Request  Request
+	Interval time.Duration
+	// FailureThreshold is the number of consecutive failures after which
+	// the response is forgotten.
 	FailureThreshold int
+	// SuccessThreshold is the number of consecutive probes that must
+	// return a response other than the state's current one before it is
+	// recorded; under 1 counts as 1.
+	SuccessThreshold int
 }
 
-// Observation is what the probes of one state have shown so far.
+// Observation is what the probes of one state have shown so far. A
+// response that differs from the state's current one shows only once
+// SuccessThreshold consecutive probes returned it; until then the
+// Observation stays as it was.
 type Observation struct {
-	// Probed is false until the first probe of the current Spec is done.
+	// Probed is false until the first probe of the current Spec is
+	// recorded.
 	Probed bool
-	// Response of the last probe, when Err is empty.
+	// Response is the state's current response, when Err is empty.
 	Response Response
-	// Err says why the last probe failed; empty when it got a response.
+	// Err says why the last recorded probe failed; empty when it got a
+	// response.
 	Err string
 	// Reason is the kind of failure in Err, empty when it got a response,
 	// so that callers can count failures by reason.
@@ -57,8 +68,10 @@ type Scheduler struct {
 }
 
 type worker struct {
-	spec   Spec
-	cancel context.CancelFunc
+	spec Spec
+	// current is the state's response when the worker was made.
+	current Response
+	cancel  context.CancelFunc
 
 	mu  sync.Mutex
 	obs Observation
@@ -113,8 +126,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 
 // Ensure makes the state with this key probed after spec. A changed spec
 // starts over: the observation is reset and the first probe comes after a
-// new start delay.
-func (s *Scheduler) Ensure(key string, spec Spec) {
+// new start delay. current is the state's current response, the one its
+// status holds (zero for none): a new worker's probes must return another
+// response SuccessThreshold times in a row before it is recorded, so a
+// restarted manager does not take a blip for a change. An existing
+// worker keeps its own count and ignores current.
+func (s *Scheduler) Ensure(key string, spec Spec, current Response) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.workers[key]; ok {
@@ -125,7 +142,7 @@ func (s *Scheduler) Ensure(key string, spec Spec) {
 			w.cancel()
 		}
 	}
-	w := &worker{spec: spec}
+	w := &worker{spec: spec, current: current}
 	s.workers[key] = w
 	if s.ctx != nil {
 		s.startLocked(key, w)
@@ -188,7 +205,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	}
 	ticker := s.clock.NewTicker(w.spec.Interval)
 	defer ticker.Stop()
-	failures := 0
+	t := tally{current: w.current}
 	for {
 		began := s.clock.Now()
 		resp, err := s.prober.Probe(ctx, w.spec.Request)
@@ -200,16 +217,10 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 			reason = reasonOf(err)
 		}
 		s.observe(key, w, s.clock.Since(began), reason)
-		next := Observation{Probed: true, Response: resp}
-		if err != nil {
-			failures++
-			next = Observation{Probed: true, Err: err.Error(), Reason: reason, ThresholdReached: failures >= w.spec.FailureThreshold}
-		} else {
-			failures = 0
-		}
+		t = t.after(w.spec, resp, err)
 		w.mu.Lock()
-		changed := w.obs != next
-		w.obs = next
+		changed := w.obs != t.obs
+		w.obs = t.obs
 		w.mu.Unlock()
 		if changed {
 			s.notify(key)
@@ -220,6 +231,54 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		case <-ticker.C():
 		}
 	}
+}
+
+// tally is what a worker carries from one probe of its state to the next:
+// the Observation and the counts behind it.
+type tally struct {
+	obs Observation
+	// current is the state's current response: the last one recorded, or
+	// the one the worker started with; zero for none.
+	current Response
+	// candidate is a response other than current that the last streak
+	// probes returned, not recorded yet.
+	candidate Response
+	streak    int
+	// failures is the number of consecutive failed probes.
+	failures int
+}
+
+// after returns the tally once a probe returned resp or failed with err.
+// A failure is recorded at once and forgets the current response after
+// FailureThreshold in a row. A response equal to the current one is
+// recorded at once; another one only when SuccessThreshold consecutive
+// probes returned it, a failure or yet another response starting the count
+// over (docs/behaviour.md, "successThreshold").
+func (t tally) after(spec Spec, resp Response, err error) tally {
+	if err != nil {
+		t.failures++
+		t.candidate, t.streak = Response{}, 0
+		reached := t.failures >= spec.FailureThreshold
+		if reached {
+			t.current = Response{}
+		}
+		t.obs = Observation{Probed: true, Err: err.Error(), Reason: reasonOf(err), ThresholdReached: reached}
+		return t
+	}
+	t.failures = 0
+	if resp != t.current {
+		if t.streak > 0 && resp == t.candidate {
+			t.streak++
+		} else {
+			t.candidate, t.streak = resp, 1
+		}
+		if t.streak < max(spec.SuccessThreshold, 1) {
+			return t
+		}
+	}
+	t.current, t.candidate, t.streak = resp, Response{}, 0
+	t.obs = Observation{Probed: true, Response: resp}
+	return t
 }
 
 // observe calls Observe while w is still the registered worker of key,

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -71,7 +73,7 @@ func TestSchedulerFollowsEndpoint(t *testing.T) {
 	srv := newFlagServer(t, 200)
 	s, notified := startScheduler(t)
 	spec := Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 3}
-	s.Ensure("ns/a", spec)
+	s.Ensure("ns/a", spec, Response{})
 
 	waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Response.StatusCode == "200" })
 	srv.code.Store(503)
@@ -97,7 +99,7 @@ func TestSchedulerNotifiesOnlyOnChange(t *testing.T) {
 	}))
 	defer counted.Close()
 	s, notified := startScheduler(t)
-	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: counted.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1})
+	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: counted.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1}, Response{})
 	waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Probed })
 	for hits.Load() < 10 {
 		time.Sleep(5 * time.Millisecond)
@@ -119,8 +121,8 @@ func TestSchedulerSlowEndpointDoesNotDelayOthers(t *testing.T) {
 	defer close(release)
 	fast := newFlagServer(t, 200)
 	s, notified := startScheduler(t)
-	s.Ensure("ns/slow", Spec{Request: Request{Method: "GET", URL: slow.URL, Timeout: time.Hour}, Interval: time.Hour, FailureThreshold: 1})
-	s.Ensure("ns/fast", Spec{Request: Request{Method: "GET", URL: fast.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1})
+	s.Ensure("ns/slow", Spec{Request: Request{Method: "GET", URL: slow.URL, Timeout: time.Hour}, Interval: time.Hour, FailureThreshold: 1}, Response{})
+	s.Ensure("ns/fast", Spec{Request: Request{Method: "GET", URL: fast.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1}, Response{})
 	waitFor(t, s, notified, "ns/fast", func(o Observation) bool { return o.Response.StatusCode == "200" })
 	fast.code.Store(418)
 	waitFor(t, s, notified, "ns/fast", func(o Observation) bool { return o.Response.StatusCode == "418" })
@@ -134,15 +136,15 @@ func TestSchedulerEnsureAndRemove(t *testing.T) {
 	b := newFlagServer(t, 204)
 	s, notified := startScheduler(t)
 	spec := Spec{Request: Request{Method: "GET", URL: a.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1}
-	s.Ensure("ns/x", spec)
+	s.Ensure("ns/x", spec, Response{})
 	waitFor(t, s, notified, "ns/x", func(o Observation) bool { return o.Response.StatusCode == "200" })
 
-	s.Ensure("ns/x", spec) // same spec: keeps the observation
+	s.Ensure("ns/x", spec, Response{}) // same spec: keeps the observation
 	if obs, _ := s.Observation("ns/x"); !obs.Probed {
 		t.Errorf("Ensure with an unchanged spec reset the observation: %+v", obs)
 	}
 	spec.Request.URL = b.URL
-	s.Ensure("ns/x", spec)
+	s.Ensure("ns/x", spec, Response{})
 	waitFor(t, s, notified, "ns/x", func(o Observation) bool { return o.Response.StatusCode == "204" })
 
 	s.Remove("ns/x")
@@ -155,7 +157,7 @@ func TestSchedulerStartsWorkersRegisteredBeforeStart(t *testing.T) {
 	srv := newFlagServer(t, 200)
 	notified := make(chan string, 10)
 	s := NewScheduler(NewProber(Guard{}, 1024), clock.RealClock{}, func(key string) { notified <- key })
-	s.Ensure("ns/early", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Second, FailureThreshold: 1})
+	s.Ensure("ns/early", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Second, FailureThreshold: 1}, Response{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = s.Start(ctx) }()
@@ -240,7 +242,7 @@ func TestSchedulerKeepsStartOffset(t *testing.T) {
 		}
 		return offset
 	})
-	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: interval, FailureThreshold: 1})
+	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: interval, FailureThreshold: 1}, Response{})
 	waitWaiters(t, fc, 1)
 
 	steps := []struct {
@@ -277,7 +279,7 @@ func TestSchedulerSpreadsFirstProbes(t *testing.T) {
 	s, fc, _ := startFakeScheduler(t, nil)
 	const states = 60
 	for i := range states {
-		s.Ensure(fmt.Sprintf("ns/s%d", i), Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Minute, FailureThreshold: 1})
+		s.Ensure(fmt.Sprintf("ns/s%d", i), Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Minute, FailureThreshold: 1}, Response{})
 	}
 	waitWaiters(t, fc, states)
 	fc.Step(2 * time.Second)
@@ -299,7 +301,7 @@ func TestSchedulerSpreadsFirstProbes(t *testing.T) {
 func TestSchedulerObservationReason(t *testing.T) {
 	srv := newFlagServer(t, 200)
 	s, notified := startScheduler(t)
-	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1})
+	s.Ensure("ns/a", Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: 10 * time.Millisecond, FailureThreshold: 1}, Response{})
 	ok := waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o.Probed })
 	if ok.Reason != "" || ok.Err != "" {
 		t.Errorf("successful observation has a failure: %+v", ok)
@@ -334,8 +336,8 @@ func TestSchedulerObservesEveryProbe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = s.Start(ctx) }()
-	s.Ensure("ns/up", Spec{Request: Request{Method: "GET", URL: ok.URL, Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1})
-	s.Ensure("ns/down", Spec{Request: Request{Method: "GET", URL: "http://192.0.2.1/", Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1})
+	s.Ensure("ns/up", Spec{Request: Request{Method: "GET", URL: ok.URL, Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1}, Response{})
+	s.Ensure("ns/down", Spec{Request: Request{Method: "GET", URL: "http://192.0.2.1/", Timeout: time.Second}, Interval: 20 * time.Millisecond, FailureThreshold: 1}, Response{})
 	count := func(key string) int { mu.Lock(); defer mu.Unlock(); return len(seen[key]) }
 	deadline := time.Now().Add(5 * time.Second)
 	for (count("ns/up") < 3 || count("ns/down") < 3) && time.Now().Before(deadline) {
@@ -363,4 +365,159 @@ func TestSchedulerObservesEveryProbe(t *testing.T) {
 	if len(seen["ns/up"]) < 3 || len(seen["ns/down"]) < 3 {
 		t.Errorf("observed %d and %d probes, want at least 3 each", len(seen["ns/up"]), len(seen["ns/down"]))
 	}
+}
+
+// TestTallyAfter: a response other than the state's current one is
+// recorded only after SuccessThreshold probes in a row returned it;
+// failures keep their own count.
+func TestTallyAfter(t *testing.T) {
+	r := func(code string) Response { return Response{StatusCode: code, Body: "code " + code} }
+	fail := errors.New("GET http://flags.example.com/: connection refused")
+	type probe struct {
+		resp Response
+		err  error
+	}
+	ok := func(code string) probe { return probe{resp: r(code)} }
+	failed := probe{err: fail}
+	// show summarizes an Observation: "-" before anything was recorded,
+	// the status code of a response, "fail" or "fail!" once the failure
+	// threshold is reached.
+	show := func(o Observation) string {
+		switch {
+		case !o.Probed:
+			return "-"
+		case o.Err != "" && o.ThresholdReached:
+			return "fail!"
+		case o.Err != "":
+			return "fail"
+		}
+		return o.Response.StatusCode
+	}
+	tests := []struct {
+		name             string
+		success, failure int
+		current          Response
+		probes           []probe
+		want             []string
+	}{
+		{"threshold 1 records every response", 1, 3, Response{},
+			[]probe{ok("200"), ok("502"), ok("200")}, []string{"200", "502", "200"}},
+		{"threshold 0 counts as 1", 0, 3, Response{},
+			[]probe{ok("200"), ok("502")}, []string{"200", "502"}},
+		{"the current response is recorded at once", 3, 3, r("200"),
+			[]probe{ok("200")}, []string{"200"}},
+		{"no response is a response like any other", 3, 3, Response{},
+			[]probe{ok("200"), ok("200"), ok("200"), ok("200")}, []string{"-", "-", "200", "200"}},
+		{"a one-probe blip is never recorded", 3, 3, r("200"),
+			[]probe{ok("200"), ok("502"), ok("200"), ok("200"), ok("502"), ok("200")}, []string{"200", "200", "200", "200", "200", "200"}},
+		{"two-probe blip under a threshold of 3", 3, 3, r("200"),
+			[]probe{ok("200"), ok("502"), ok("502"), ok("200")}, []string{"200", "200", "200", "200"}},
+		{"a lasting change is recorded at the threshold", 3, 3, r("200"),
+			[]probe{ok("200"), ok("502"), ok("502"), ok("502"), ok("502")}, []string{"200", "200", "200", "502", "502"}},
+		{"a restarted worker holds the status's response", 3, 3, r("200"),
+			[]probe{ok("502"), ok("502"), ok("502")}, []string{"-", "-", "502"}},
+		{"the body counts, not only the code", 2, 3, r("200"),
+			[]probe{ok("200"), {resp: Response{StatusCode: "200", Body: "other"}}, ok("200")}, []string{"200", "200", "200"}},
+		{"a different response starts the count over", 3, 3, r("200"),
+			[]probe{ok("200"), ok("502"), ok("503"), ok("502"), ok("502"), ok("502")}, []string{"200", "200", "200", "200", "200", "502"}},
+		{"a failure starts the count over and is recorded at once", 3, 3, r("200"),
+			[]probe{ok("200"), ok("502"), ok("502"), failed, ok("502"), ok("502"), ok("502")}, []string{"200", "200", "200", "fail", "fail", "fail", "502"}},
+		{"the kept response after a failure is recorded at once", 3, 3, r("200"),
+			[]probe{ok("200"), failed, ok("200")}, []string{"200", "fail", "200"}},
+		{"a response ends a run of failures", 3, 2, r("200"),
+			[]probe{ok("200"), failed, ok("502"), failed, failed}, []string{"200", "fail", "fail", "fail", "fail!"}},
+		{"after the failure threshold the response is gone: recovery counts", 3, 2, r("200"),
+			[]probe{ok("200"), failed, failed, ok("200"), ok("200"), ok("200")}, []string{"200", "fail", "fail!", "fail!", "fail!", "200"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := Spec{SuccessThreshold: tt.success, FailureThreshold: tt.failure}
+			tl := tally{current: tt.current}
+			var got []string
+			for _, p := range tt.probes {
+				tl = tl.after(spec, p.resp, p.err)
+				got = append(got, show(tl.obs))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("observations after each probe (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// scriptedServer answers the status code it holds, with "code N" as the
+// body, and counts its requests.
+type scriptedServer struct {
+	*httptest.Server
+	code, hits atomic.Int32
+}
+
+func newScriptedServer(t *testing.T, code int) *scriptedServer {
+	s := &scriptedServer{}
+	s.code.Store(int32(code))
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		c := s.code.Load()
+		w.WriteHeader(int(c))
+		_, _ = fmt.Fprintf(w, "code %d", c)
+		s.hits.Add(1)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestSchedulerSuccessThreshold: with a threshold of 3, a one-probe 502
+// between 200s neither changes the observation nor notifies, three 502s
+// in a row do; a new worker starts from the response it is given.
+func TestSchedulerSuccessThreshold(t *testing.T) {
+	srv := newScriptedServer(t, 502)
+	s, fc, notified := startFakeScheduler(t, func(time.Duration) time.Duration { return 0 })
+	spec := Spec{Request: Request{Method: "GET", URL: srv.URL, Timeout: time.Second}, Interval: time.Second, FailureThreshold: 3, SuccessThreshold: 3}
+	ok := Response{StatusCode: "200", Body: "code 200"}
+	// A restarted manager: the status says 200, the first probe gets 502.
+	s.Ensure("ns/a", spec, ok)
+
+	probeOnce := func(code int32) {
+		t.Helper()
+		srv.code.Store(code)
+		before := srv.hits.Load()
+		waitWaiters(t, fc, 1)
+		fc.Step(time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.hits.Load() == before {
+			if time.Now().After(deadline) {
+				t.Fatal("no probe within 5s of a tick")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		// The worker records what it got right after: give it the time
+		// to, so that a check of an unchanged observation means something.
+		time.Sleep(20 * time.Millisecond)
+	}
+	observed := func() Observation { obs, _ := s.Observation("ns/a"); return obs }
+	recorded := func(want Observation) {
+		t.Helper()
+		waitFor(t, s, notified, "ns/a", func(o Observation) bool { return o == want })
+		for len(notified) > 0 {
+			<-notified
+		}
+	}
+
+	// The first probe runs at once (no jitter).
+	probeOnce(502)
+	if obs := observed(); obs.Probed {
+		t.Fatalf("a 502 against the status's 200 was recorded at the first probe: %+v", obs)
+	}
+	probeOnce(200) // the status's own response: recorded at once
+	recorded(Observation{Probed: true, Response: ok})
+	for i, code := range []int32{502, 200, 200, 502, 200, 502, 502} {
+		probeOnce(code)
+		if obs := observed(); obs != (Observation{Probed: true, Response: ok}) {
+			t.Fatalf("probe %d (%d): observation %+v, want the 200 kept", i+1, code, obs)
+		}
+	}
+	if n := len(notified); n != 0 {
+		t.Errorf("%d notifications while the response stayed 200, want none", n)
+	}
+	probeOnce(502) // the third 502 in a row
+	recorded(Observation{Probed: true, Response: Response{StatusCode: "502", Body: "code 502"}})
 }

@@ -76,6 +76,19 @@ func (w *StateWrapper) FailureThreshold(n int32) *StateWrapper {
 	return w
 }
 
+// SuccessThreshold sets how many probes in a row must return a changed
+// response before it is recorded.
+func (w *StateWrapper) SuccessThreshold(n int32) *StateWrapper {
+	w.probe().SuccessThreshold = ptr.To(n)
+	return w
+}
+
+// BodyExpression sets the probe's bodyExpression.
+func (w *StateWrapper) BodyExpression(expr string) *StateWrapper {
+	w.probe().BodyExpression = expr
+	return w
+}
+
 // Header adds a request header to the probe.
 func (w *StateWrapper) Header(k, v string) *StateWrapper {
 	p := w.probe()

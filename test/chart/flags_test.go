@@ -142,12 +142,14 @@ var flagValues = map[string]struct {
 	"metrics-secure":            {map[string]any{"metrics": map[string]any{"secure": false}}, "--metrics-secure=false"},
 	"metrics-cert-path":         {map[string]any{"metrics": map[string]any{"existingSecret": "metrics-tls"}}, "--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs"},
 	"enable-webhooks":           {map[string]any{"webhook": map[string]any{"enabled": false}}, "--enable-webhooks=false"},
+	"enable-http2":              {map[string]any{"http2": map[string]any{"enabled": true}}, "--enable-http2=true"},
 	"webhook-port":              {map[string]any{"webhook": map[string]any{"port": 10250}}, "--webhook-port=10250"},
 	"probe-deny-cidrs":          {map[string]any{"probes": map[string]any{"denyCIDRs": []any{"10.0.0.0/8", "169.254.0.0/16"}}}, "--probe-deny-cidrs=10.0.0.0/8,169.254.0.0/16"},
 	"probe-allow-hosts":         {map[string]any{"probes": map[string]any{"allowHosts": []any{"flags.example.com", "*.internal.example.com"}}}, "--probe-allow-hosts=flags.example.com,*.internal.example.com"},
-	// More than a million: Helm's numbers are float64, and a careless
-	// template would write 2.097152e+06.
-	"probe-max-body-bytes":            {map[string]any{"probes": map[string]any{"maxBodyBytes": 2097152}}, "--probe-max-body-bytes=2097152"},
+	// The largest the manager accepts. (Helm's numbers are float64: a
+	// careless template would write a million as 1e+06; kube-api-burst
+	// below checks that.)
+	"probe-max-body-bytes":            {map[string]any{"probes": map[string]any{"maxBodyBytes": 65536}}, "--probe-max-body-bytes=65536"},
 	"max-concurrent-reconciles":       {map[string]any{"controller": map[string]any{"maxConcurrentReconciles": 64}}, "--max-concurrent-reconciles=64"},
 	"state-max-concurrent-reconciles": {map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 4}}, "--state-max-concurrent-reconciles=4"},
 	"kube-api-qps":                    {map[string]any{"kubeAPI": map[string]any{"qps": 50.5}}, "--kube-api-qps=50.5"},

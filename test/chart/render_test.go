@@ -524,6 +524,10 @@ func TestValuesThatCannotWorkAreRefused(t *testing.T) {
 		{"a value of the wrong type", map[string]any{"probes": map[string]any{"denyCIDRs": "127.0.0.0/8"}}, "denyCIDRs"},
 		{"an unknown anti-affinity preset", map[string]any{"podAntiAffinityPreset": "spread"}, "podAntiAffinityPreset"},
 		{"a QPS that is no number", map[string]any{"kubeAPI": map[string]any{"qps": "fast"}}, "qps"},
+		// The manager would refuse to start with these (cmd/flags.go).
+		{"a body longer than a state's status holds", map[string]any{"probes": map[string]any{"maxBodyBytes": 65537}}, "maxBodyBytes"},
+		{"no state workers", map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 0}}, "stateMaxConcurrentReconciles"},
+		{"too many state workers", map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 257}}, "stateMaxConcurrentReconciles"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

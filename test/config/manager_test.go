@@ -37,10 +37,12 @@ import (
 // TestManagerRunsWithTheBundlesRBAC runs the built manager as the bundle's
 // ServiceAccount, with exactly the bundle's RBAC, and checks what an
 // operator of the cluster sees: a leader in the Lease and an Event saying
-// so, metrics refused to anonymous and unauthorized clients and served to
-// a client bound to metrics-reader, and the Lease released at once when
-// the leader stops, so that a standby takes over without waiting for it to
-// expire.
+// so, both kinds of switch and a state admitted by its webhooks and
+// reconciled (statuses written, targets created, changed and deleted) with
+// nothing refused, metrics refused to anonymous and unauthorized clients
+// and served to a client bound to metrics-reader, and the Lease released
+// at once when the leader stops, so that a standby takes over without
+// waiting for it to expire.
 func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the manager")
@@ -53,7 +55,9 @@ func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
 
-	env := controlplane.Environment(false)
+	// With the webhooks: they read targets and dry-run them as the
+	// manager's ServiceAccount too.
+	env := controlplane.Environment(true)
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +116,8 @@ func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 		"--leader-election-namespace="+ns, // the pod's namespace in a cluster
 		"--metrics-bind-address="+metricsAddr,
 		"--health-probe-bind-address="+healthAddr,
-		"--enable-webhooks=false",
+		"--webhook-cert-path="+env.WebhookInstallOptions.LocalServingCertDir,
+		fmt.Sprintf("--webhook-port=%d", env.WebhookInstallOptions.LocalServingPort),
 	)
 	mgr.Stdout, mgr.Stderr = logFile, logFile
 	mgr.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -153,6 +158,9 @@ func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 		}
 		return false, nil
 	})
+
+	// The webhooks and the controllers, with the role and nothing more.
+	exerciseEveryKind(t, cfg)
 
 	// Metrics: HTTPS, and only for a client allowed to get /metrics.
 	scraper := serviceAccountToken(t, cs, ns, "scraper")
@@ -204,6 +212,13 @@ func TestManagerRunsWithTheBundlesRBAC(t *testing.T) {
 	}
 	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
 		t.Errorf("after the leader stopped, the Lease is still held by %q (until %s): a standby waits for it to expire", *h, leaseExpiry(lease))
+	}
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := forbiddenLines(string(log)); len(lines) > 0 {
+		t.Errorf("the API server refused the manager something its code does:\n%s", strings.Join(lines, "\n"))
 	}
 }
 

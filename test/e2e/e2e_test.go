@@ -107,7 +107,7 @@ spec:
 		{
 			name:     "bad probe URL",
 			manifest: probedStateManifest(ns, "ftp", "ftp://flags.example.com/killswitch"),
-			stderr:   `The DynamicIngressState "ftp" is invalid: spec.probe.url: Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
+			stderr:   `The DynamicIngressState "ftp" is invalid: spec.probe.url: Invalid value: must be an absolute http or https URL with a host`,
 			leftover: []string{"dynamicingressstate/ftp"},
 		},
 		{

@@ -116,6 +116,7 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 - --metrics-cert-path={{ include "dynamic-ingress-operator.metricsCertPath" . }}
 {{- end }}
 - --enable-webhooks={{ .Values.webhook.enabled }}
+- --enable-http2={{ .Values.http2.enabled }}
 - --webhook-port={{ int64 .Values.webhook.port }}
 - --webhook-cert-path={{ include "dynamic-ingress-operator.webhookCertPath" . }}
 - --probe-deny-cidrs={{ join "," .Values.probes.denyCIDRs }}

@@ -16,7 +16,8 @@ func DefaultDynamicIngress(di *v1beta1.DynamicIngress) {
 }
 
 // DefaultDynamicIngressState fills in a probe's type, method, interval,
-// timeout (the shorter of 5s and the interval) and failureThreshold.
+// timeout (the shorter of 5s and the interval), failureThreshold and
+// successThreshold.
 func DefaultDynamicIngressState(state *v1beta1.DynamicIngressState) {
 	if p := state.Spec.Probe; p != nil {
 		p.Default()

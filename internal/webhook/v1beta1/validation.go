@@ -27,10 +27,14 @@ const (
 	MaxProbeInterval = 24 * time.Hour
 )
 
+// MaxProbeSuccessThreshold bounds spec.probe.successThreshold
+// (docs/behaviour.md): a change waits that many probes to be recorded.
+const MaxProbeSuccessThreshold = 10
+
 // MaxFixedBodyBytes bounds spec.fixedResponse.body. The body is copied into
 // the state's status, and a status beyond etcd's request size limit could
 // never be written.
-const MaxFixedBodyBytes = 64 << 10
+const MaxFixedBodyBytes = v1beta1.MaxBodyBytes
 
 // ValidateDynamicIngress checks what needs no cluster access. old is nil on
 // create. The object is expected to be defaulted.
@@ -250,24 +254,72 @@ func validateProbe(path *field.Path, p *v1beta1.HTTPProbe, guard probe.Guard) fi
 	if p.FailureThreshold != nil && *p.FailureThreshold < 1 {
 		errs = append(errs, field.Invalid(path.Child("failureThreshold"), *p.FailureThreshold, "must be at least 1"))
 	}
+	if n := p.SuccessThreshold; n != nil && (*n < 1 || *n > MaxProbeSuccessThreshold) {
+		errs = append(errs, field.Invalid(path.Child("successThreshold"), *n, fmt.Sprintf("must be at least 1 and at most %d", MaxProbeSuccessThreshold)))
+	}
+	if err := match.CompileBodyExpression(p.BodyExpression); err != nil {
+		errs = append(errs, field.Invalid(path.Child("bodyExpression"), p.BodyExpression, err.Error()))
+	}
+	errs = append(errs, validateHostHeaders(path.Child("headers"), p.Headers, guard)...)
 	for i, h := range p.Headers {
+		// Neither is shown: a value is often a bearer token, and an
+		// invalid name is most often a whole "Name: value" line.
 		if !httpguts.ValidHeaderFieldName(h.Name) {
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("name"), h.Name, "must be a valid HTTP header name"))
+			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("name"), field.OmitValueType{}, headerNameProblem(h.Name)))
 		}
 		if !httpguts.ValidHeaderFieldValue(h.Value) {
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("value"), h.Value, "must be a valid HTTP header value (no control characters)"))
+			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("value"), field.OmitValueType{}, headerValueProblem(h.Value)))
 		}
 	}
 	return errs
 }
 
+// headerNameProblem says what is wrong with an invalid header name,
+// without repeating it.
+func headerNameProblem(name string) string {
+	if strings.Contains(name, ":") {
+		return "must be the header name alone, without a colon (what follows it goes in value); the name is not shown, it may hold a secret"
+	}
+	return "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only); the name is not shown, it may hold a secret"
+}
+
+// headerValueProblem says what is wrong with an invalid header value,
+// without repeating it: the most common mistake, a token written as a YAML
+// block scalar, gets its own advice.
+func headerValueProblem(value string) string {
+	if trimmed := strings.TrimRight(value, "\r\n"); trimmed != value && httpguts.ValidHeaderFieldValue(trimmed) {
+		return "must not end with a newline (a YAML block scalar `|` adds one: use `|-` or a quoted string); the value is not shown, it may hold a secret"
+	}
+	return "must not contain control characters (line breaks, bytes below 0x20 other than tab, 0x7f); the value is not shown, it may hold a secret"
+}
+
+// validateProbeURL checks the URL's form and host. Rejections show the URL
+// as statuses and events do (probe.RedactURL): without userinfo, query and
+// fragment, which may hold tokens.
 func validateProbeURL(path *field.Path, raw string, guard probe.Guard) field.ErrorList {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return field.ErrorList{field.Invalid(path, raw, "must be an absolute http or https URL with a host")}
+		return field.ErrorList{field.Invalid(path, probe.RedactURL(raw), "must be an absolute http or https URL with a host")}
 	}
 	if err := guard.CheckHost(u.Hostname()); err != nil {
 		return field.ErrorList{field.Invalid(path, probe.RedactURL(raw), err.Error())}
 	}
 	return nil
+}
+
+// validateHostHeaders holds a Host header to the manager's
+// --probe-allow-hosts like the URL's host (probe.Guard.CheckHostHeader):
+// it names the virtual host the probe reads. The rejection names the host
+// it found, never the value as written nor any other header.
+func validateHostHeaders(path *field.Path, headers []v1beta1.HTTPHeader, guard probe.Guard) field.ErrorList {
+	var errs field.ErrorList
+	for i, h := range headers {
+		if !strings.EqualFold(h.Name, "Host") || !httpguts.ValidHeaderFieldValue(h.Value) {
+			continue
+		}
+		if err := guard.CheckHostHeader(h.Value); err != nil {
+			errs = append(errs, field.Invalid(path.Index(i).Child("value"), field.OmitValueType{}, err.Error()))
+		}
+	}
+	return errs
 }

@@ -281,7 +281,8 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			mutate: func(s *v1beta1.DynamicIngressState) {
 				s.Spec.Probe.Headers = []v1beta1.HTTPHeader{{Name: "X Bad", Value: "v"}}
 			},
-			want: field.ErrorList{field.Invalid(probePath.Child("headers").Index(0).Child("name"), "X Bad", "must be a valid HTTP header name")},
+			want: field.ErrorList{field.Invalid(probePath.Child("headers").Index(0).Child("name"), field.OmitValueType{},
+				"must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only); the name is not shown, it may hold a secret")},
 		},
 	}
 	for _, tt := range tests {
@@ -299,6 +300,105 @@ func TestValidateDynamicIngressState(t *testing.T) {
 	}
 }
 
+// TestRejectionsHideSecrets checks what kubectl prints for a rejected
+// state whose header or URL holds a secret: what is wrong, never the
+// secret (header values and names not at all, URLs without userinfo,
+// query and fragment).
+func TestRejectionsHideSecrets(t *testing.T) {
+	const secret = "s3cr3t"
+	denyGuard, err := probe.ParseGuard(probe.DefaultDenyCIDRs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowGuard, err := probe.ParseGuard("", "flags.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = `DynamicIngressState.ingress.dynamicingress.io "flags" is invalid: `
+	tests := []struct {
+		name   string
+		mutate func(*v1beta1.HTTPProbe)
+		// guard is the manager's; nil means the default deny list.
+		guard *probe.Guard
+		want  string
+	}{
+		{
+			name: "a token from a YAML block scalar: trailing newline",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.Headers = []v1beta1.HTTPHeader{{Name: "Authorization", Value: "Bearer " + secret + "\n"}}
+			},
+			want: prefix + "spec.probe.headers[0].value: Invalid value: must not end with a newline (a YAML block scalar `|` adds one: use `|-` or a quoted string); the value is not shown, it may hold a secret",
+		},
+		{
+			name: "a value with a line break inside",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.Headers = []v1beta1.HTTPHeader{{Name: "Authorization", Value: "Bearer " + secret + "\r\nX-Other: 1"}}
+			},
+			want: prefix + "spec.probe.headers[0].value: Invalid value: must not contain control characters (line breaks, bytes below 0x20 other than tab, 0x7f); the value is not shown, it may hold a secret",
+		},
+		{
+			name: "a whole header line as the name",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.Headers = []v1beta1.HTTPHeader{{Name: "Authorization: Bearer " + secret, Value: "x"}}
+			},
+			want: prefix + "spec.probe.headers[0].name: Invalid value: must be the header name alone, without a colon (what follows it goes in value); the name is not shown, it may hold a secret",
+		},
+		{
+			name: "a URL that is not http(s), with userinfo, query and fragment",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.URL = "ftp://admin:" + secret + "@flags.example.com/x?token=" + secret + "#" + secret
+			},
+			want: prefix + `spec.probe.url: Invalid value: "ftp://flags.example.com/x": must be an absolute http or https URL with a host`,
+		},
+		{
+			name:   "a URL without its scheme",
+			mutate: func(p *v1beta1.HTTPProbe) { p.URL = "admin:" + secret + "@flags.example.com/x?token=" + secret },
+			want:   prefix + `spec.probe.url: Invalid value: "flags.example.com/x": must be an absolute http or https URL with a host`,
+		},
+		{
+			name: "a URL that does not parse",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.URL = "https://admin:" + secret + "@flags.example.com:https/x?token=" + secret
+			},
+			want: prefix + `spec.probe.url: Invalid value: "https://flags.example.com:https/x": must be an absolute http or https URL with a host`,
+		},
+		{
+			name: "a denied address, with userinfo and query",
+			mutate: func(p *v1beta1.HTTPProbe) {
+				p.URL = "http://admin:" + secret + "@169.254.169.254/latest?token=" + secret
+			},
+			want: prefix + `spec.probe.url: Invalid value: "http://169.254.169.254/latest": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`,
+		},
+		{
+			name:   "a host outside the allow list, with userinfo and query",
+			guard:  &allowGuard,
+			mutate: func(p *v1beta1.HTTPProbe) { p.URL = "https://admin:" + secret + "@other.example.com/x?token=" + secret },
+			want:   prefix + `spec.probe.url: Invalid value: "https://other.example.com/x": host other.example.com is not in the allowed hosts (the manager's --probe-allow-hosts)`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := validProbeState()
+			tt.mutate(state.Spec.Probe)
+			g := denyGuard
+			if tt.guard != nil {
+				g = *tt.guard
+			}
+			err := invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, g))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("what kubectl prints (-want +got):\n%s", diff)
+			}
+			if strings.Contains(got, secret) {
+				t.Errorf("the rejection shows the secret %q: %s", secret, got)
+			}
+		})
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	dur := func(s string) *metav1.Duration { d, _ := time.ParseDuration(s); return &metav1.Duration{Duration: d} }
 	tests := []struct {
@@ -307,11 +407,11 @@ func TestDefaults(t *testing.T) {
 		want v1beta1.HTTPProbe
 	}{
 		{"all defaults", v1beta1.HTTPProbe{URL: "https://x"},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("30s"), Timeout: dur("5s"), FailureThreshold: ptr.To[int32](3)}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("30s"), Timeout: dur("5s"), FailureThreshold: ptr.To[int32](3), SuccessThreshold: ptr.To[int32](1)}},
 		{"short interval gives a short timeout", v1beta1.HTTPProbe{URL: "https://x", Interval: dur("2s")},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("2s"), Timeout: dur("2s"), FailureThreshold: ptr.To[int32](3)}},
-		{"set values kept", v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1)},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1)}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://x", Interval: dur("2s"), Timeout: dur("2s"), FailureThreshold: ptr.To[int32](3), SuccessThreshold: ptr.To[int32](1)}},
+		{"set values kept", v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1), SuccessThreshold: ptr.To[int32](3)},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "HEAD", URL: "https://x", Interval: dur("1m"), Timeout: dur("10s"), FailureThreshold: ptr.To[int32](1), SuccessThreshold: ptr.To[int32](3)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -494,4 +594,63 @@ func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(networkingv1.SchemeGroupVersion.WithKind("Ingress"))
 	return u
+}
+
+// TestValidateProbeThresholdAndHostHeader checks what kubectl prints for a
+// successThreshold out of 1-10 and for a Host header outside the manager's
+// --probe-allow-hosts: the header's path and the host it names, never the
+// value of another header.
+func TestValidateProbeThresholdAndHostHeader(t *testing.T) {
+	const secret = "Bearer hdr-s3cr3t"
+	allowGuard, err := probe.ParseGuard(probe.DefaultDenyCIDRs, "flags.example.com,*.internal.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = `DynamicIngressState.ingress.dynamicingress.io "flags" is invalid: `
+	withHost := func(host string) func(*v1beta1.HTTPProbe) {
+		return func(p *v1beta1.HTTPProbe) {
+			p.Headers = []v1beta1.HTTPHeader{{Name: "Authorization", Value: secret}, {Name: "X-Tenant", Value: "tenant-7"}, {Name: "host", Value: host}}
+		}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*v1beta1.HTTPProbe)
+		guard  probe.Guard
+		want   string // "" when accepted
+	}{
+		{name: "successThreshold 0", guard: allowGuard, mutate: func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](0) },
+			want: prefix + "spec.probe.successThreshold: Invalid value: 0: must be at least 1 and at most 10"},
+		{name: "successThreshold 11", guard: allowGuard, mutate: func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](11) },
+			want: prefix + "spec.probe.successThreshold: Invalid value: 11: must be at least 1 and at most 10"},
+		{name: "successThreshold 1", guard: allowGuard, mutate: func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](1) }},
+		{name: "successThreshold 10", guard: allowGuard, mutate: func(p *v1beta1.HTTPProbe) { p.SuccessThreshold = ptr.To[int32](10) }},
+		{name: "Host header outside the allow list", guard: allowGuard, mutate: withHost("admin.example.com"),
+			want: prefix + "spec.probe.headers[2].value: Invalid value: host admin.example.com is not in the allowed hosts (the manager's --probe-allow-hosts)"},
+		{name: "Host header outside the allow list, any case, with a port", guard: allowGuard, mutate: withHost("Admin.Example.COM:8443"),
+			want: prefix + "spec.probe.headers[2].value: Invalid value: host admin.example.com is not in the allowed hosts (the manager's --probe-allow-hosts)"},
+		{name: "Host header that net/http would cut", guard: allowGuard, mutate: withHost("admin.example.com/x.internal.example.com"),
+			want: prefix + "spec.probe.headers[2].value: Invalid value: must be a host name or IP address with an optional port (a Host header is held to the manager's --probe-allow-hosts)"},
+		{name: "Host header allowed, any case, with a port", guard: allowGuard, mutate: withHost("FLAGS.example.com:443")},
+		{name: "Host header under an allowed wildcard", guard: allowGuard, mutate: withHost("a.internal.example.com")},
+		{name: "Host header without an allow list", mutate: withHost("admin.example.com")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := validProbeState()
+			tt.mutate(state.Spec.Probe)
+			err := invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, tt.guard))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("what kubectl prints (-want +got):\n%s", diff)
+			}
+			for _, v := range []string{secret, "tenant-7"} {
+				if strings.Contains(got, v) {
+					t.Errorf("the rejection shows the value %q of another header: %s", v, got)
+				}
+			}
+		})
+	}
 }

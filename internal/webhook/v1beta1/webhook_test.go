@@ -150,7 +150,7 @@ func TestRejections(t *testing.T) {
 		{
 			name:  "probe URL not http(s)",
 			obj:   builders.ProbedState(ns, "ftp", "ftp://flags.example.com/killswitch").Obj(),
-			field: "spec.probe.url", msg: `Invalid value: "ftp://flags.example.com/killswitch": must be an absolute http or https URL with a host`,
+			field: "spec.probe.url", msg: `Invalid value: must be an absolute http or https URL with a host`,
 		},
 		{
 			name:  "probe URL on a denied literal address",
@@ -259,6 +259,18 @@ func TestRejections(t *testing.T) {
 			field: "spec.probe.failureThreshold", msg: "Invalid value: 0: spec.probe.failureThreshold in body should be greater than or equal to 1",
 		},
 		{
+			// The schema's bounds run before the webhook, which says
+			// "must be at least 1 and at most 10" to objects they missed.
+			name:  "successThreshold 0",
+			obj:   builders.ProbedState(ns, "no-success", "https://flags.example.com/x").SuccessThreshold(0).Obj(),
+			field: "spec.probe.successThreshold", msg: "Invalid value: 0: spec.probe.successThreshold in body should be greater than or equal to 1",
+		},
+		{
+			name:  "successThreshold 11",
+			obj:   builders.ProbedState(ns, "many-successes", "https://flags.example.com/x").SuccessThreshold(11).Obj(),
+			field: "spec.probe.successThreshold", msg: "Invalid value: 11: spec.probe.successThreshold in body should be less than or equal to 10",
+		},
+		{
 			name: "fixed body over 64 KiB",
 			obj: &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big"},
 				Spec: v1beta1.DynamicIngressStateSpec{FixedResponse: &v1beta1.FixedResponse{Status: "200", Body: strings.Repeat("x", 65537)}}},
@@ -313,6 +325,63 @@ func TestRejections(t *testing.T) {
 	ing := &networkingv1.Ingress{}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(taken), ing); err != nil || ing.ResourceVersion != taken.ResourceVersion {
 		t.Errorf("the existing Ingress was touched: %v, resourceVersion %s -> %s", err, taken.ResourceVersion, ing.ResourceVersion)
+	}
+}
+
+// TestRejectionsThroughTheAPIServerHideSecrets sends states whose header
+// or URL holds a secret through the API server and checks the error a
+// client gets (what kubectl prints, and what the API server's audit log
+// keeps as the response): it says what is wrong and never holds the
+// secret, whether the webhook or the CRD's own rules reject it.
+func TestRejectionsThroughTheAPIServerHideSecrets(t *testing.T) {
+	ns := newNamespace(t)
+	const secret = "s3cr3t"
+	const byWebhook = `admission webhook "vdynamicingressstate.ingress.dynamicingress.io" denied the request: `
+	tests := []struct {
+		name string
+		obj  client.Object
+		// want is the error, after `<by><kind> "<name>" is invalid: `.
+		by, want string
+	}{
+		{
+			name: "a token from a YAML block scalar: trailing newline",
+			obj:  builders.ProbedState(ns, "newline", "https://flags.example.com/x").Header("Authorization", "Bearer "+secret+"\n").Obj(),
+			by:   byWebhook,
+			want: "spec.probe.headers[0].value: Invalid value: must not end with a newline (a YAML block scalar `|` adds one: use `|-` or a quoted string); the value is not shown, it may hold a secret",
+		},
+		{
+			name: "a whole header line as the name",
+			obj:  builders.ProbedState(ns, "colon", "https://flags.example.com/x").Header("Authorization: Bearer "+secret, "x").Obj(),
+			by:   byWebhook,
+			want: "spec.probe.headers[0].name: Invalid value: must be the header name alone, without a colon (what follows it goes in value); the name is not shown, it may hold a secret",
+		},
+		{
+			name: "a denied address, with userinfo and query",
+			obj:  builders.ProbedState(ns, "denied", "http://admin:"+secret+"@169.254.169.254/latest?token="+secret).Obj(),
+			by:   byWebhook,
+			want: `spec.probe.url: Invalid value: "http://169.254.169.254/latest": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`,
+		},
+		{
+			// The CRD's rule rejects it before the webhook is called.
+			name: "a URL that is not http(s), with userinfo and query",
+			obj:  builders.ProbedState(ns, "ftp", "ftp://admin:"+secret+"@flags.example.com/x?token="+secret).Obj(),
+			want: `spec.probe.url: Invalid value: must be an absolute http or https URL with a host`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("Create: want an Invalid status, got %v", err)
+			}
+			want := tt.by + `DynamicIngressState.ingress.dynamicingress.io "` + tt.obj.GetName() + `" is invalid: ` + tt.want
+			if diff := cmp.Diff(want, err.Error()); diff != "" {
+				t.Errorf("the error (-want +got):\n%s", diff)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("the error shows the secret %q: %s", secret, err)
+			}
+		})
 	}
 }
 
@@ -423,9 +492,9 @@ func TestDefaults(t *testing.T) {
 		want v1beta1.HTTPProbe
 	}{
 		{"all defaults", v1beta1.HTTPProbe{URL: "https://flags.example.com/a"},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/a", Interval: d(30 * time.Second), Timeout: d(5 * time.Second), FailureThreshold: ptr.To[int32](3)}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/a", Interval: d(30 * time.Second), Timeout: d(5 * time.Second), FailureThreshold: ptr.To[int32](3), SuccessThreshold: ptr.To[int32](1)}},
 		{"timeout follows a short interval", v1beta1.HTTPProbe{URL: "https://flags.example.com/b", Interval: d(2 * time.Second)},
-			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/b", Interval: d(2 * time.Second), Timeout: d(2 * time.Second), FailureThreshold: ptr.To[int32](3)}},
+			v1beta1.HTTPProbe{Type: "HTTP", Method: "GET", URL: "https://flags.example.com/b", Interval: d(2 * time.Second), Timeout: d(2 * time.Second), FailureThreshold: ptr.To[int32](3), SuccessThreshold: ptr.To[int32](1)}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

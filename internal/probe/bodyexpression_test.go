@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// promValue reads a Prometheus instant query's value without its
+// evaluation timestamp; no sample (no traffic) reads "0".
+const promValue = `size(response.json.data.result) == 0 ? "0" : response.json.data.result[0].value[1]`
+
+// TestProbeBodyExpression probes a server shaped like the Prometheus HTTP
+// API, whose every answer carries a new evaluation time: what a probe
+// records is the expression's result, the same for answers that differ in
+// the timestamp only.
+func TestProbeBodyExpression(t *testing.T) {
+	var at atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts := 1732400000 + at.Add(1)
+		switch r.URL.Path {
+		case "/api/v1/query":
+			_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d.123,"0.02"]}]}}`, ts)
+		case "/empty":
+			_, _ = fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+		case "/error":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"token=s3cr3t is not a query"}`)
+		case "/object":
+			_, _ = fmt.Fprintf(w, `{"flag":{"on":true,"at":%d},"rev":7}`, ts)
+		case "/huge":
+			_, _ = fmt.Fprint(w, strings.Repeat(" ", MaxExpressionInput+1))
+		}
+	}))
+	defer srv.Close()
+	p := NewProber(Guard{}, 8)
+
+	for i := range 3 {
+		got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + "/api/v1/query?query=x", BodyExpression: promValue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(Response{StatusCode: "200", Body: "0.02"}, got); diff != "" {
+			t.Errorf("answer %d (-want +got):\n%s", i, diff)
+		}
+	}
+	got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + "/empty", BodyExpression: promValue})
+	if err != nil || got != (Response{StatusCode: "200", Body: "0"}) {
+		t.Errorf("no sample: %+v, %v; want 200 with body 0", got, err)
+	}
+	// The result is held to the body limit like a whole body.
+	got, err = p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + "/object", BodyExpression: `response.json`})
+	if err != nil || got != (Response{StatusCode: "200", Body: `{"flag":`, Truncated: true}) {
+		t.Errorf("a result over the limit: %+v, %v; want its first 8 bytes, truncated", got, err)
+	}
+	got, err = p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + "/object", BodyExpression: `response.json.rev`})
+	if err != nil || got != (Response{StatusCode: "200", Body: "7"}) {
+		t.Errorf("a number: %+v, %v; want 7", got, err)
+	}
+
+	for _, tt := range []struct {
+		name, path, expr, want string
+	}{
+		{"an error answer without the key", "/error", promValue,
+			"GET " + srv.URL + "/error: bodyExpression failed: no such key: data"},
+		{"an unguarded empty result", "/empty", `response.json.data.result[0].value[1]`,
+			"GET " + srv.URL + "/empty: bodyExpression failed: index out of bounds: 0"},
+		{"a body longer than an expression reads", "/huge", promValue,
+			fmt.Sprintf("GET %s/huge: the body is longer than %d bytes, the most a bodyExpression reads", srv.URL, MaxExpressionInput)},
+		{"the body is never shown", "/error", `int(response.body) > 0`,
+			"GET " + srv.URL + "/error: bodyExpression failed: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := probeError(t, p, Request{Method: "GET", URL: srv.URL + tt.path + "?token=x", BodyExpression: tt.expr})
+			if e.Reason != ReasonExpression {
+				t.Errorf("reason %q, want %q", e.Reason, ReasonExpression)
+			}
+			if !strings.HasPrefix(e.Message, tt.want) {
+				t.Errorf("message %q, want it to start with %q", e.Message, tt.want)
+			}
+			if strings.Contains(e.Message, "s3cr3t") || strings.Contains(e.Message, "token=x") {
+				t.Errorf("message %q shows the body or the query", e.Message)
+			}
+		})
+	}
+}
