@@ -33,6 +33,9 @@ var (
 	k8s    client.Client
 	scheme = controller.NewScheme()
 	ctx    = context.Background()
+
+	// restConfig reaches the control plane, for clients of a test's own.
+	restConfig *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +57,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	restConfig = cfg
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -46,6 +46,7 @@ func (SwitchDefaulter[T]) Default(_ context.Context, sw T) error {
 // SwitchValidator validates DynamicIngresses and DynamicHTTPRoutes: the
 // static rules, the target not existing yet and no other switch naming it
 // (on create), and each template being an object the API server accepts.
+// Permanent redirects in the templates are accepted with a warning.
 type SwitchValidator[T target.Switch] struct {
 	Kind target.Kind
 	// Reader reads targets live, past any cache, so that one created a
@@ -72,7 +73,7 @@ func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission
 	if len(errs) == 0 {
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
 	}
-	return nil, invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
 
 // validateNewTarget refuses a target that exists or that another switch
@@ -121,7 +122,7 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 			errs = append(errs, v.validateTemplates(ctx, sw, existing)...)
 		}
 	}
-	return nil, invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
 
 // ValidateDelete implements admission.Validator.

@@ -1,0 +1,709 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+)
+
+// recipesDir holds the recipes of docs/recipes.md, one file each.
+const recipesDir = "config/samples/recipes"
+
+// applyRecipe applies one recipe file into a new namespace, waits until all
+// its objects are Ready, and returns the namespace. The recipes' states are
+// fixed, so the test flips them with flipState.
+func applyRecipe(t *testing.T, file string) string {
+	t.Helper()
+	ns := newNamespace(t, "recipe")
+	out, stderr, err := runKubectl("", "apply", "-n", ns, "-f", filepath.Join(recipesDir, file))
+	if err != nil {
+		t.Fatalf("kubectl apply -f %s: %v\n%s%s", file, err, out, stderr)
+	}
+	// The recipes follow their own advice: no permanent redirect anywhere.
+	if strings.Contains(stderr, "Warning:") {
+		t.Errorf("kubectl apply -f %s printed warnings:\n%s", file, stderr)
+	}
+	waitReady(t, ns)
+	return ns
+}
+
+// waitReady waits until every state and switch of ns is Ready.
+func waitReady(t *testing.T, ns string) {
+	t.Helper()
+	for _, kind := range []string{"dynamicingressstate", "dynamicingress", "dynamichttproute"} {
+		kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", kind, "--all", "--timeout=60s")
+	}
+}
+
+// flipState sets a fixed state's status code and waits until the named
+// switches ("di/x", "dhr/y") follow it: active for 503, passive otherwise.
+func flipState(t *testing.T, ns, state, code string, switches ...string) {
+	t.Helper()
+	kubectl(t, "", "patch", "-n", ns, "dis", state, "--type", "merge", "-p", fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, code))
+	active := strconv.FormatBool(code == "503")
+	for _, sw := range switches {
+		kubectl(t, "", "wait", "-n", ns, "--for=condition=Active="+active, sw, "--timeout=30s")
+		kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", sw, "--timeout=30s")
+	}
+}
+
+// getJSON reads one object with kubectl into obj.
+func getJSON(t *testing.T, ns, resource, name string, obj any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(kubectl(t, "", "get", "-n", ns, resource, name, "-o", "json")), obj); err != nil {
+		t.Fatalf("decoding %s %s: %v", resource, name, err)
+	}
+}
+
+func getIngress(t *testing.T, ns, name string) *networkingv1.Ingress {
+	t.Helper()
+	ing := &networkingv1.Ingress{}
+	getJSON(t, ns, "ingress", name, ing)
+	return ing
+}
+
+func getRoute(t *testing.T, ns, name string) *gatewayv1.HTTPRoute {
+	t.Helper()
+	route := &gatewayv1.HTTPRoute{}
+	getJSON(t, ns, "httproute", name, route)
+	return route
+}
+
+// ingressExists reports whether the Ingress ns/name exists, once the
+// operator's write has landed (the caller waited for Ready).
+func ingressExists(t *testing.T, ns, name string) bool {
+	t.Helper()
+	out := kubectl(t, "", "get", "-n", ns, "ingress", name, "--ignore-not-found", "-o", "name")
+	return strings.TrimSpace(out) != ""
+}
+
+// albAction is the part of an AWS Load Balancer Controller action
+// annotation the recipes use.
+type albAction struct {
+	Type                string `json:"type"`
+	FixedResponseConfig *struct {
+		ContentType string `json:"contentType"`
+		StatusCode  string `json:"statusCode"`
+		MessageBody string `json:"messageBody"`
+	} `json:"fixedResponseConfig"`
+	RedirectConfig *struct {
+		StatusCode string `json:"statusCode"`
+	} `json:"redirectConfig"`
+	ForwardConfig *struct {
+		TargetGroups []struct {
+			ServiceName string `json:"serviceName"`
+			ServicePort any    `json:"servicePort"`
+		} `json:"targetGroups"`
+	} `json:"forwardConfig"`
+}
+
+// albCondition is one entry of an alb.ingress.kubernetes.io/conditions.*
+// annotation.
+type albCondition struct {
+	Field            string                     `json:"field"`
+	SourceIPConfig   *struct{ Values []string } `json:"sourceIpConfig"`
+	HTTPHeaderConfig *struct {
+		HTTPHeaderName string   `json:"httpHeaderName"`
+		Values         []string `json:"values"`
+	} `json:"httpHeaderConfig"`
+	HTTPRequestMethodConfig *struct{ Values []string } `json:"httpRequestMethodConfig"`
+}
+
+// albRule is what the AWS Load Balancer Controller makes of one path of an
+// Ingress: its action and its extra conditions, from the annotations named
+// after the path's backend.
+type albRule struct {
+	host, path string
+	action     albAction
+	conditions []albCondition
+}
+
+// albRules reads the rules of an ALB Ingress, in the order of its paths.
+func albRules(t *testing.T, ing *networkingv1.Ingress) []albRule {
+	t.Helper()
+	var rules []albRule
+	for _, r := range ing.Spec.Rules {
+		for _, p := range r.HTTP.Paths {
+			name := p.Backend.Service.Name
+			rule := albRule{host: r.Host, path: p.Path}
+			if p.Backend.Service.Port.Name != "use-annotation" {
+				rule.action.Type = "forward to " + name
+				rules = append(rules, rule)
+				continue
+			}
+			action, ok := ing.Annotations["alb.ingress.kubernetes.io/actions."+name]
+			if !ok {
+				t.Fatalf("Ingress %s: path %s names action %q, which has no annotation", ing.Name, p.Path, name)
+			}
+			if err := json.Unmarshal([]byte(action), &rule.action); err != nil {
+				t.Fatalf("Ingress %s: action %s: %v", ing.Name, name, err)
+			}
+			if c, ok := ing.Annotations["alb.ingress.kubernetes.io/conditions."+name]; ok {
+				if err := json.Unmarshal([]byte(c), &rule.conditions); err != nil {
+					t.Fatalf("Ingress %s: conditions %s: %v", ing.Name, name, err)
+				}
+			}
+			rules = append(rules, rule)
+		}
+	}
+	return rules
+}
+
+// groupOrder is an Ingress's place in its ALB IngressGroup.
+func groupOrder(t *testing.T, ing *networkingv1.Ingress) int {
+	t.Helper()
+	order, err := strconv.Atoi(ing.Annotations["alb.ingress.kubernetes.io/group.order"])
+	if err != nil {
+		t.Fatalf("Ingress %s: group.order: %v", ing.Name, err)
+	}
+	return order
+}
+
+// httpRequest is what Gateway API's precedence looks at in a request.
+type httpRequest struct {
+	host, method, path string
+	headers            map[string]string
+}
+
+// servedBy returns the route and the rule that Gateway API's precedence
+// (the HTTPRoute API's documentation) picks for req, routes given oldest
+// first; -1, -1 when none matches. First the routes with the most specific
+// matching hostname; then, across their rules, the match with an Exact
+// path, then the longest prefix, then a method, then the most headers,
+// then the most query parameters; ties go to the oldest route and then to
+// the first rule.
+func servedBy(routes []*gatewayv1.HTTPRoute, req httpRequest) (route, rule int) {
+	route, rule = -1, -1
+	// hostRank is how specifically a route's hostnames match req.host:
+	// characters of a matching exact name, then of a matching name; a
+	// route without hostnames matches every host, least specifically.
+	hostRank := func(r *gatewayv1.HTTPRoute) (best []int, ok bool) {
+		if len(r.Spec.Hostnames) == 0 {
+			return []int{0, 0}, true
+		}
+		for _, h := range r.Spec.Hostnames {
+			name := string(h)
+			var rank []int
+			switch {
+			case name == req.host:
+				rank = []int{len(name), len(name)}
+			case strings.HasPrefix(name, "*.") && strings.HasSuffix(req.host, name[1:]):
+				rank = []int{0, len(name)}
+			default:
+				continue
+			}
+			if !ok || slices.Compare(rank, best) > 0 {
+				best, ok = rank, true
+			}
+		}
+		return best, ok
+	}
+	var bestHost []int
+	for _, r := range routes {
+		if rank, ok := hostRank(r); ok && (bestHost == nil || slices.Compare(rank, bestHost) > 0) {
+			bestHost = rank
+		}
+	}
+	var best []int
+	for i, r := range routes {
+		if rank, ok := hostRank(r); !ok || slices.Compare(rank, bestHost) != 0 {
+			continue
+		}
+		for j, rl := range r.Spec.Rules {
+			matches := rl.Matches
+			if len(matches) == 0 {
+				matches = []gatewayv1.HTTPRouteMatch{{}}
+			}
+			for _, m := range matches {
+				rank, ok := matchRank(m, req)
+				if ok && (best == nil || slices.Compare(rank, best) > 0) {
+					best, route, rule = rank, i, j
+				}
+			}
+		}
+	}
+	return route, rule
+}
+
+// matchRank is a match's precedence for req, and whether it matches.
+func matchRank(m gatewayv1.HTTPRouteMatch, req httpRequest) ([]int, bool) {
+	pathType, value := gatewayv1.PathMatchPathPrefix, "/"
+	if m.Path != nil {
+		pathType, value = *m.Path.Type, *m.Path.Value
+	}
+	exact := 0
+	switch pathType {
+	case gatewayv1.PathMatchExact:
+		if req.path != value {
+			return nil, false
+		}
+		exact = 1
+	case gatewayv1.PathMatchPathPrefix:
+		trimmed := strings.TrimSuffix(value, "/")
+		if req.path != trimmed && !strings.HasPrefix(req.path, trimmed+"/") {
+			return nil, false
+		}
+	}
+	method := 0
+	if m.Method != nil {
+		if string(*m.Method) != req.method {
+			return nil, false
+		}
+		method = 1
+	}
+	for _, h := range m.Headers {
+		if v, ok := req.headers[strings.ToLower(string(h.Name))]; !ok || v != h.Value {
+			return nil, false
+		}
+	}
+	return []int{exact, len(value), method, len(m.Headers), len(m.QueryParams)}, true
+}
+
+// backendOf names where a route rule sends requests: its backend, or its
+// redirect with the status code.
+func backendOf(rule gatewayv1.HTTPRouteRule) string {
+	for _, f := range rule.Filters {
+		if f.RequestRedirect != nil {
+			return fmt.Sprintf("redirect %d to %s", *f.RequestRedirect.StatusCode, *f.RequestRedirect.Hostname)
+		}
+	}
+	var names []string
+	for _, b := range rule.BackendRefs {
+		names = append(names, string(b.Name))
+	}
+	return strings.Join(names, ",")
+}
+
+// checkRouting asserts where each request goes among routes (oldest first).
+func checkRouting(t *testing.T, routes []*gatewayv1.HTTPRoute, want map[string]httpRequest) {
+	t.Helper()
+	for to, req := range want {
+		to, _, _ = strings.Cut(to, "#") // "#..." tells apart requests going to the same place
+		got := "no rule (404)"
+		if i, j := servedBy(routes, req); i >= 0 {
+			got = routes[i].Name + ": " + backendOf(routes[i].Spec.Rules[j])
+		}
+		if got != to {
+			t.Errorf("%s %s%s with headers %v goes to %q, want %q", req.method, req.host, req.path, req.headers, got, to)
+		}
+	}
+}
+
+// TestRecipesApplyWithTheSamples: the samples and every recipe apply into
+// one namespace, and all become Ready.
+func TestRecipesApplyWithTheSamples(t *testing.T) {
+	ns := newNamespace(t, "recipes")
+	kubectl(t, "", "apply", "-n", ns, "-k", "config/samples")
+	out, stderr, err := runKubectl("", "apply", "-n", ns, "-k", recipesDir)
+	if err != nil {
+		t.Fatalf("kubectl apply -k %s after config/samples: %v\n%s%s", recipesDir, err, out, stderr)
+	}
+	if strings.Contains(stderr, "Warning:") {
+		t.Errorf("kubectl apply -k %s printed warnings:\n%s", recipesDir, stderr)
+	}
+	for _, want := range []string{
+		"dynamicingressstate.ingress.dynamicingress.io/portal-maintenance created",
+		"dynamicingress.ingress.dynamicingress.io/portal-admin-bypass created",
+		"dynamicingress.ingress.dynamicingress.io/portal-maintenance-rule created",
+		"dynamichttproute.ingress.dynamicingress.io/portal-route created",
+		"dynamicingressstate.ingress.dynamicingress.io/group-maintenance created",
+		"dynamicingress.ingress.dynamicingress.io/group-overlay created",
+		"dynamichttproute.ingress.dynamicingress.io/group-overlay-route created",
+		"dynamicingressstate.ingress.dynamicingress.io/orders-read-only created",
+		"dynamichttproute.ingress.dynamicingress.io/orders-route created",
+		"dynamicingress.ingress.dynamicingress.io/orders-read-only-rules created",
+		"dynamicingressstate.ingress.dynamicingress.io/site-maintenance created",
+		"dynamichttproute.ingress.dynamicingress.io/news-route created",
+		"dynamicingress.ingress.dynamicingress.io/help-site created",
+		"dynamicingress.ingress.dynamicingress.io/forum-site created",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl apply -k %s printed:\n%s\nwant a line %q", recipesDir, out, want)
+		}
+	}
+	waitReady(t, ns)
+}
+
+// TestRecipeAdminBypass: during maintenance the bypass rules come before
+// the maintenance rule, on the ALB and in the HTTPRoute; outside it the
+// ALB rules do not exist.
+func TestRecipeAdminBypass(t *testing.T) {
+	ns := applyRecipe(t, "admin-bypass.yaml")
+	for _, name := range []string{"portal-admin-bypass", "portal-maintenance-rule"} {
+		if ingressExists(t, ns, name) {
+			t.Errorf("Ingress %s exists outside maintenance", name)
+		}
+	}
+	portal := httpRequest{host: "portal.example.com", method: "GET", path: "/settings"}
+	admin := portal
+	admin.headers = map[string]string{"x-maintenance-bypass": "change-me-every-window"}
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "portal-route")}, map[string]httpRequest{
+		"portal-route: portal":        portal,
+		"portal-route: portal#header": admin,
+	})
+
+	flipState(t, ns, "portal-maintenance", "503", "di/portal-admin-bypass", "di/portal-maintenance-rule", "dhr/portal-route")
+
+	bypass, maintenance := getIngress(t, ns, "portal-admin-bypass"), getIngress(t, ns, "portal-maintenance-rule")
+	for _, ing := range []*networkingv1.Ingress{bypass, maintenance} {
+		if got := ing.Annotations["alb.ingress.kubernetes.io/group.name"]; got != "public" {
+			t.Errorf("Ingress %s: group.name %q, want public", ing.Name, got)
+		}
+	}
+	if b, m := groupOrder(t, bypass), groupOrder(t, maintenance); b >= m || m >= 0 {
+		t.Errorf("group.order: bypass %d, maintenance %d; want bypass < maintenance < 0 (the apps' default)", b, m)
+	}
+	type rule struct{ Host, Path, Action, Condition string }
+	summarize := func(rules []albRule) []rule {
+		var out []rule
+		for _, r := range rules {
+			s := rule{Host: r.host, Path: r.path, Action: r.action.Type}
+			if f := r.action.ForwardConfig; f != nil && len(f.TargetGroups) == 1 {
+				s.Action += fmt.Sprintf(" %s:%v", f.TargetGroups[0].ServiceName, f.TargetGroups[0].ServicePort)
+			}
+			if f := r.action.FixedResponseConfig; f != nil {
+				s.Action += " " + f.StatusCode
+			}
+			for _, c := range r.conditions {
+				switch {
+				case c.SourceIPConfig != nil:
+					s.Condition = c.Field + " " + strings.Join(c.SourceIPConfig.Values, ",")
+				case c.HTTPHeaderConfig != nil:
+					s.Condition = c.Field + " " + c.HTTPHeaderConfig.HTTPHeaderName + "=" + strings.Join(c.HTTPHeaderConfig.Values, ",")
+				}
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	want := []rule{
+		{Host: "portal.example.com", Path: "/", Action: "forward portal:80", Condition: "source-ip 203.0.113.0/24"},
+		{Host: "portal.example.com", Path: "/", Action: "forward portal:80", Condition: "http-header X-Maintenance-Bypass=change-me-every-window"},
+		{Host: "portal.example.com", Path: "/", Action: "fixed-response 503"},
+	}
+	if diff := cmp.Diff(want, summarize(append(albRules(t, bypass), albRules(t, maintenance)...))); diff != "" {
+		t.Errorf("ALB rules in group order (-want +got):\n%s", diff)
+	}
+
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "portal-route")}, map[string]httpRequest{
+		"portal-route: redirect 302 to status.example.com": portal,
+		"portal-route: portal":                             admin,
+	})
+
+	flipState(t, ns, "portal-maintenance", "200", "di/portal-admin-bypass", "di/portal-maintenance-rule", "dhr/portal-route")
+	for _, name := range []string{"portal-admin-bypass", "portal-maintenance-rule"} {
+		if ingressExists(t, ns, name) {
+			t.Errorf("Ingress %s still exists after the maintenance", name)
+		}
+	}
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "portal-route")}, map[string]httpRequest{"portal-route: portal": portal})
+}
+
+// TestRecipeGroupOverlay: the overlay Ingress exists only while active and
+// precedes the group's apps; the overlay route wins over an older app route
+// on the same hostname for every method.
+func TestRecipeGroupOverlay(t *testing.T) {
+	ns := applyRecipe(t, "group-overlay.yaml")
+	// An app's own route, as its team wrote it: older than the overlay.
+	kubectl(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: blog}
+spec:
+  parentRefs: [{name: public}]
+  hostnames: [blog.example.com]
+  rules: [{backendRefs: [{name: blog, port: 80}]}]
+`, "apply", "-n", ns, "-f", "-")
+	if ingressExists(t, ns, "group-overlay") {
+		t.Error("the overlay Ingress exists outside maintenance")
+	}
+	out := kubectl(t, "", "get", "-n", ns, "httproute", "group-overlay-route", "--ignore-not-found", "-o", "name")
+	if strings.TrimSpace(out) != "" {
+		t.Error("the overlay HTTPRoute exists outside maintenance")
+	}
+
+	flipState(t, ns, "group-maintenance", "503", "di/group-overlay", "dhr/group-overlay-route")
+
+	overlay := getIngress(t, ns, "group-overlay")
+	if got := overlay.Annotations["alb.ingress.kubernetes.io/group.name"]; got != "public" {
+		t.Errorf("overlay group.name %q, want public", got)
+	}
+	if order := groupOrder(t, overlay); order >= 0 || order < -1000 {
+		t.Errorf("overlay group.order %d, want from -1000 to -1, ahead of the apps' 0", order)
+	}
+	rules := albRules(t, overlay)
+	if len(rules) != 1 || rules[0].host != "" || rules[0].path != "/" || rules[0].action.Type != "fixed-response" ||
+		rules[0].action.FixedResponseConfig.StatusCode != "503" || len(rules[0].conditions) != 0 {
+		t.Errorf("overlay rules = %+v, want one catch-all rule (no host, path /) answering a fixed 503", rules)
+	}
+
+	routes := []*gatewayv1.HTTPRoute{getRoute(t, ns, "blog"), getRoute(t, ns, "group-overlay-route")}
+	want := map[string]httpRequest{}
+	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"} {
+		want["group-overlay-route: sorry-page#"+method] = httpRequest{host: "blog.example.com", method: method, path: "/2026/11/hello"}
+	}
+	checkRouting(t, routes, want)
+
+	flipState(t, ns, "group-maintenance", "200", "di/group-overlay", "dhr/group-overlay-route")
+	if ingressExists(t, ns, "group-overlay") {
+		t.Error("the overlay Ingress still exists after the maintenance")
+	}
+	out = kubectl(t, "", "get", "-n", ns, "httproute", "group-overlay-route", "--ignore-not-found", "-o", "name")
+	if strings.TrimSpace(out) != "" {
+		t.Error("the overlay HTTPRoute still exists after the maintenance")
+	}
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "blog")}, map[string]httpRequest{
+		"blog: blog": {host: "blog.example.com", method: "POST", path: "/comments"},
+	})
+}
+
+// TestRecipeReadOnly: while read-only, reads reach the app and writes the
+// sorry page, by method, on the HTTPRoute and on the ALB.
+func TestRecipeReadOnly(t *testing.T) {
+	ns := applyRecipe(t, "read-only.yaml")
+	if ingressExists(t, ns, "orders-read-only-rules") {
+		t.Error("Ingress orders-read-only-rules exists outside the read-only window")
+	}
+	req := func(method, path string) httpRequest {
+		return httpRequest{host: "orders.example.com", method: method, path: path}
+	}
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "orders-route")}, map[string]httpRequest{
+		"orders-route: orders#GET": req("GET", "/orders/1"), "orders-route: orders#POST": req("POST", "/orders"),
+	})
+
+	flipState(t, ns, "orders-read-only", "503", "dhr/orders-route", "di/orders-read-only-rules")
+
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "orders-route")}, map[string]httpRequest{
+		"orders-route: orders#GET":         req("GET", "/orders/1"),
+		"orders-route: orders#HEAD":        req("HEAD", "/orders/1"),
+		"orders-route: orders#OPTIONS":     req("OPTIONS", "/orders"),
+		"orders-route: orders#search":      req("POST", "/api/search"),
+		"orders-route: sorry-page#POST":    req("POST", "/orders"),
+		"orders-route: sorry-page#PUT":     req("PUT", "/orders/1"),
+		"orders-route: sorry-page#PATCH":   req("PATCH", "/orders/1"),
+		"orders-route: sorry-page#DELETE":  req("DELETE", "/orders/1"),
+		"orders-route: sorry-page#search2": req("POST", "/api/search/saved"),
+	})
+
+	ing := getIngress(t, ns, "orders-read-only-rules")
+	if order := groupOrder(t, ing); order >= 0 {
+		t.Errorf("group.order %d, want negative: ahead of the app's own Ingress", order)
+	}
+	var blocked []string
+	for _, r := range albRules(t, ing) {
+		if r.host != "orders.example.com" || r.action.FixedResponseConfig == nil || r.action.FixedResponseConfig.StatusCode != "503" {
+			t.Errorf("ALB rule %+v, want a fixed 503 for orders.example.com", r)
+		}
+		matches := 2 // the host and the path
+		for _, c := range r.conditions {
+			if c.Field != "http-request-method" || c.HTTPRequestMethodConfig == nil {
+				t.Errorf("ALB rule condition %+v, want http-request-method", c)
+				continue
+			}
+			if n := len(c.HTTPRequestMethodConfig.Values); n > 3 {
+				t.Errorf("ALB condition with %d methods; an ALB condition holds at most 3", n)
+			}
+			matches += len(c.HTTPRequestMethodConfig.Values)
+			blocked = append(blocked, c.HTTPRequestMethodConfig.Values...)
+		}
+		if matches > 5 {
+			t.Errorf("ALB rule with %d match evaluations; an ALB rule holds at most 5", matches)
+		}
+	}
+	slices.Sort(blocked)
+	if diff := cmp.Diff([]string{"DELETE", "PATCH", "POST", "PUT"}, blocked); diff != "" {
+		t.Errorf("methods the ALB rules answer with 503 (-want +got):\n%s", diff)
+	}
+
+	flipState(t, ns, "orders-read-only", "200", "dhr/orders-route", "di/orders-read-only-rules")
+	if ingressExists(t, ns, "orders-read-only-rules") {
+		t.Error("Ingress orders-read-only-rules still exists after the read-only window")
+	}
+	checkRouting(t, []*gatewayv1.HTTPRoute{getRoute(t, ns, "orders-route")}, map[string]httpRequest{
+		"orders-route: orders": req("DELETE", "/orders/1"),
+	})
+}
+
+// TestRecipeNoStick: the maintenance answers are 503s that are not stored,
+// and redirects are temporary; everything goes back when it ends.
+func TestRecipeNoStick(t *testing.T) {
+	ns := applyRecipe(t, "no-stick.yaml")
+	flipState(t, ns, "site-maintenance", "503", "dhr/news-route", "di/help-site", "di/forum-site")
+
+	route := getRoute(t, ns, "news-route")
+	if len(route.Spec.Rules) != 1 {
+		t.Fatalf("news-route has %d rules, want 1", len(route.Spec.Rules))
+	}
+	rule := route.Spec.Rules[0]
+	if got := backendOf(rule); got != "sorry-page" {
+		t.Errorf("news-route sends to %q, want sorry-page", got)
+	}
+	var set []gatewayv1.HTTPHeader
+	for _, f := range rule.Filters {
+		if f.Type == gatewayv1.HTTPRouteFilterResponseHeaderModifier {
+			set = f.ResponseHeaderModifier.Set
+		}
+	}
+	if diff := cmp.Diff([]gatewayv1.HTTPHeader{{Name: "Cache-Control", Value: "no-store"}, {Name: "Retry-After", Value: "600"}}, set); diff != "" {
+		t.Errorf("news-route ResponseHeaderModifier set (-want +got):\n%s", diff)
+	}
+
+	help := albRules(t, getIngress(t, ns, "help-site"))
+	if len(help) != 1 || help[0].action.FixedResponseConfig == nil {
+		t.Fatalf("help-site rules = %+v, want one fixed response", help)
+	}
+	if fr := help[0].action.FixedResponseConfig; fr.StatusCode != "503" || len(fr.MessageBody) > 1024 {
+		t.Errorf("help-site answers %s with a body of %d bytes, want 503 within the ALB's 1024", fr.StatusCode, len(fr.MessageBody))
+	}
+	forum := getIngress(t, ns, "forum-site")
+	if got := forum.Annotations["nginx.ingress.kubernetes.io/temporal-redirect"]; got != "https://status.example.com/forum" {
+		t.Errorf("forum-site temporal-redirect = %q, want https://status.example.com/forum", got)
+	}
+	if _, ok := forum.Annotations["nginx.ingress.kubernetes.io/permanent-redirect"]; ok {
+		t.Error("forum-site has a permanent redirect")
+	}
+
+	flipState(t, ns, "site-maintenance", "200", "dhr/news-route", "di/help-site", "di/forum-site")
+	if got := backendOf(getRoute(t, ns, "news-route").Spec.Rules[0]); got != "news" {
+		t.Errorf("news-route sends to %q after the maintenance, want news", got)
+	}
+	helpAfter := getIngress(t, ns, "help-site")
+	if got := albRules(t, helpAfter); len(got) != 1 || got[0].action.Type != "forward to help" {
+		t.Errorf("help-site after the maintenance = %+v, want forward to help", got)
+	}
+	if _, ok := helpAfter.Annotations["alb.ingress.kubernetes.io/actions.help-maintenance"]; ok {
+		t.Error("help-site keeps its fixed-response action after the maintenance")
+	}
+	if _, ok := getIngress(t, ns, "forum-site").Annotations["nginx.ingress.kubernetes.io/temporal-redirect"]; ok {
+		t.Error("forum-site keeps its redirect after the maintenance")
+	}
+}
+
+// TestRecipeFilesStayWithinALBLimits reads every recipe file: each ALB
+// fixed-response body fits the ALB's 1024 bytes and no ALB redirect is
+// permanent.
+func TestRecipeFilesStayWithinALBLimits(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), recipesDir, "*.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("recipe files: %v %v", files, err)
+	}
+	actions := 0
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoder := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+		for {
+			obj := &unstructured.Unstructured{}
+			if err := decoder.Decode(&obj.Object); err != nil {
+				break
+			}
+			for _, mode := range []string{"passiveIngress", "activeIngress"} {
+				annotations, _, _ := unstructured.NestedStringMap(obj.Object, "spec", mode, "template", "metadata", "annotations")
+				for k, v := range annotations {
+					if !strings.HasPrefix(k, "alb.ingress.kubernetes.io/actions.") {
+						continue
+					}
+					actions++
+					var a albAction
+					if err := json.Unmarshal([]byte(v), &a); err != nil {
+						t.Errorf("%s: %s: %v", filepath.Base(file), k, err)
+						continue
+					}
+					if a.FixedResponseConfig != nil && len(a.FixedResponseConfig.MessageBody) > 1024 {
+						t.Errorf("%s: %s: a body of %d bytes; an ALB fixed response holds at most 1024", filepath.Base(file), k, len(a.FixedResponseConfig.MessageBody))
+					}
+					if a.RedirectConfig != nil && a.RedirectConfig.StatusCode != "HTTP_302" {
+						t.Errorf("%s: %s: redirect %s, want HTTP_302", filepath.Base(file), k, a.RedirectConfig.StatusCode)
+					}
+				}
+			}
+		}
+		_ = f.Close()
+	}
+	if actions == 0 {
+		t.Error("found no ALB actions in the recipes")
+	}
+}
+
+// TestRecipeWarningForPermanentRedirects: kubectl apply of a template with a
+// permanent redirect succeeds and prints the webhook's warning; 302 and 307
+// print none.
+func TestRecipeWarningForPermanentRedirects(t *testing.T) {
+	ns := newNamespace(t, "warnings")
+	const advice = "is a permanent redirect: browsers and caches keep it after the maintenance ends; use 302 or 307"
+	route := func(name string, code int) string {
+		return strings.Replace(dynamicHTTPRouteManifest(ns, name, "flag"), "statusCode: 302", fmt.Sprintf("statusCode: %d", code), 1)
+	}
+	ingress := func(name, annotations string) string {
+		return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %[1]s, name: %[2]s}
+spec:
+  target: {name: %[2]s}
+  state: flag
+  expected: {statusCode: "503"}
+  activeIngress:
+    template:
+      metadata:
+        annotations: {%[3]s}
+      spec:
+        rules:
+        - host: %[2]s.example.com
+          http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: sorry, port: {name: use-annotation}}}}]}
+`, ns, name, annotations)
+	}
+	tests := []struct {
+		name, manifest, created, warning string
+	}{
+		{"HTTPRoute 301", route("moved", 301), "dynamichttproute.ingress.dynamicingress.io/moved created",
+			"Warning: spec.activeRoute.template.spec.rules[0].filters[0].requestRedirect.statusCode: 301 " + advice},
+		{"HTTPRoute 308", route("moved-308", 308), "dynamichttproute.ingress.dynamicingress.io/moved-308 created",
+			"Warning: spec.activeRoute.template.spec.rules[0].filters[0].requestRedirect.statusCode: 308 " + advice},
+		{"ALB HTTP_301", ingress("alb-moved", `alb.ingress.kubernetes.io/actions.sorry: '{"type":"redirect","redirectConfig":{"host":"status.example.com","statusCode":"HTTP_301"}}'`),
+			"dynamicingress.ingress.dynamicingress.io/alb-moved created",
+			"Warning: spec.activeIngress.template.metadata.annotations[alb.ingress.kubernetes.io/actions.sorry]: redirectConfig.statusCode HTTP_301 " +
+				advice + " (an ALB redirect has HTTP_302 and no 307)"},
+		{"nginx permanent-redirect", ingress("nginx-moved", `nginx.ingress.kubernetes.io/permanent-redirect: "https://status.example.com/"`),
+			"dynamicingress.ingress.dynamicingress.io/nginx-moved created",
+			"Warning: spec.activeIngress.template.metadata.annotations[nginx.ingress.kubernetes.io/permanent-redirect]: 301 " +
+				"(ingress-nginx's default without nginx.ingress.kubernetes.io/permanent-redirect-code) " + advice +
+				" (set nginx.ingress.kubernetes.io/permanent-redirect-code)"},
+		{"HTTPRoute 302", route("found", 302), "dynamichttproute.ingress.dynamicingress.io/found created", ""},
+		{"HTTPRoute 307", route("temporary", 307), "dynamichttproute.ingress.dynamicingress.io/temporary created", ""},
+		{"ALB HTTP_302", ingress("alb-found", `alb.ingress.kubernetes.io/actions.sorry: '{"type":"redirect","redirectConfig":{"host":"status.example.com","statusCode":"HTTP_302"}}'`),
+			"dynamicingress.ingress.dynamicingress.io/alb-found created", ""},
+		{"nginx permanent-redirect with code 307", ingress("nginx-307", `nginx.ingress.kubernetes.io/permanent-redirect: "https://status.example.com/", nginx.ingress.kubernetes.io/permanent-redirect-code: "307"`),
+			"dynamicingress.ingress.dynamicingress.io/nginx-307 created", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, err := runKubectl(tt.manifest, "apply", "-f", "-")
+			if err != nil {
+				t.Fatalf("kubectl apply: %v\n%s%s", err, out, stderr)
+			}
+			if !strings.Contains(out, tt.created) {
+				t.Errorf("kubectl apply printed %q, want %q", out, tt.created)
+			}
+			switch {
+			case tt.warning == "" && strings.Contains(stderr, "Warning:"):
+				t.Errorf("kubectl apply printed a warning:\n%s", stderr)
+			case tt.warning != "" && strings.TrimSpace(stderr) != tt.warning:
+				t.Errorf("kubectl apply printed on stderr:\n%s\nwant:\n%s", stderr, tt.warning)
+			}
+		})
+	}
+}
