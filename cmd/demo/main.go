@@ -1,8 +1,9 @@
 // Command demo runs dynamic-ingress-operator for real on a local control
 // plane and tells its story: the samples applied, a maintenance window
 // opened by a status API, a kill switch fired by hand, an override pinning
-// one DynamicIngress, a scheduled window opening and closing, every Ingress
-// switching, and a bad apply rejected. `make demo` runs it; with --once it
+// one DynamicIngress, a scheduled window opening and closing, a kill switch
+// driven by a Prometheus error ratio, every Ingress switching, and a bad
+// apply rejected. `make demo` runs it; with --once it
 // runs the story once and exits non-zero if any step did not happen.
 package main
 
@@ -31,14 +32,15 @@ func main() {
 	once := flag.Bool("once", false, "Run the story once and exit; non-zero when a step did not happen.")
 	manager := flag.String("manager", "bin/manager", "Path of the manager binary.")
 	flagAddr := flag.String("flag-service", "127.0.0.1:18080", "Address of the local status API that the maintenance sample probes.")
+	promAddr := flag.String("prometheus", "127.0.0.1:18090", "Address of the local stand-in for Prometheus that the kill-switch recipe probes.")
 	flag.Parse()
-	if err := run(*once, *manager, *flagAddr); err != nil {
+	if err := run(*once, *manager, *flagAddr, *promAddr); err != nil {
 		fmt.Fprintf(os.Stderr, "\nDEMO FAILED: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(once bool, managerPath, flagAddr string) error {
+func run(once bool, managerPath, flagAddr, promAddr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// `make demo | tee log` and Ctrl-C: tee dies first, and the cleanup below
@@ -71,6 +73,12 @@ func run(once bool, managerPath, flagAddr string) error {
 	}
 	defer func() { _ = flags.Close() }()
 	say("Status API (plays a feature-flag service): %s", flags.URL)
+	prom, err := startPrometheus(promAddr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = prom.Close() }()
+	say("Prometheus stand-in (an instant query's answer, a new timestamp each time): http://%s", promAddr)
 
 	title("Starting the manager")
 	args := []string{
@@ -93,7 +101,7 @@ func run(once bool, managerPath, flagAddr string) error {
 	say("logs: %s", logPath)
 
 	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}}
-	if err := story(k, flags); err != nil {
+	if err := story(k, flags, prom); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -130,7 +138,7 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags *controlplane.StatusAPI) error {
+func story(k *kubectl, flags *controlplane.StatusAPI, prom *prometheus) error {
 	title("1. Apply the samples: three states, five DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
@@ -235,7 +243,11 @@ func story(k *kubectl, flags *controlplane.StatusAPI) error {
 		return err
 	}
 
-	title("7. A bad apply is rejected at once, with the field and the reason")
+	if err := errorRatioKillSwitch(k, prom); err != nil {
+		return err
+	}
+
+	title("8. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
 	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
 }
@@ -327,6 +339,18 @@ func (k *kubectl) waitQuiet(args ...string) error {
 		result = args[len(args)-1] + " is gone"
 	}
 	say("waited %.1fs: %s", time.Since(start).Seconds(), result)
+	return nil
+}
+
+// showApply applies a manifest, printed as the command that makes it
+// (source), and prints kubectl's answer.
+func (k *kubectl) showApply(manifest, source string) error {
+	fmt.Printf("\n$ %s | kubectl apply -n %s -f -\n", source, namespace)
+	out, err := k.Command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		return fmt.Errorf("kubectl apply: %w", err)
+	}
 	return nil
 }
 
