@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 func objName(i int) string { return fmt.Sprintf("site-%05d", i) }
@@ -23,12 +24,10 @@ func fixedState(ns, name, code string) *v1beta1.DynamicIngressState {
 	}
 }
 
-func probedState(ns, name, url string) *v1beta1.DynamicIngressState {
-	return &v1beta1.DynamicIngressState{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta1.DynamicIngressStateSpec{Probe: &v1beta1.HTTPProbe{
-			URL: url, Interval: &metav1.Duration{Duration: probeInterval}}},
-	}
+// probedState is a state probing url every probeInterval; the caller may
+// set more of its probe (BodyExpression) before Obj.
+func probedState(ns, name, url string) *builders.StateWrapper {
+	return builders.ProbedState(ns, name, url).Interval(probeInterval)
 }
 
 // ingressSpec is the spec of either shape (see hasShape).

@@ -173,7 +173,7 @@ func (rep *report) markdown() string {
 		}
 	}
 	for _, s := range rep.steady {
-		sum.add(fmt.Sprintf("steady state, %d states %s: writes in %s", s.states, s.name, s.window),
+		sum.add(fmt.Sprintf("steady state, %d states, %s: writes in %s", s.states, s.name, s.window),
 			fmt.Sprintf("%g", s.writes.writes("")), "probes sent in the same window", fmt.Sprintf("%g", s.probes), ratio(s.writes.writes(""), s.probes))
 	}
 	if w := rep.webhook; w != nil {
@@ -273,7 +273,9 @@ func (rep *report) markdown() string {
 	if len(rep.steady) > 0 {
 		w("#### Steady state\n\n")
 		w("Probed states (interval %s), each driving one DynamicIngress; writes counted by kube-apiserver over the window, once every state showed its status (and %s more for failing ones, past the failure threshold). ", probeInterval, steadyFailSettle)
-		w("Status changes are seen by watching the states and DynamicIngresses, by the failure mode of the state's endpoint.\n\n")
+		w("Timestamped answers are shaped like a Prometheus instant query's, a new evaluation time in every answer; with bodyExpression `%s` the states record the value alone (%q), without it the whole answer. ",
+			timestampedBodyExpression, timestampedValue)
+		w("Status changes are seen by watching the states and DynamicIngresses, by the mode of the state's endpoint.\n\n")
 		st := &table{header: []string{"case", "states", "ready after", "window", "writes", "writes by verb and resource", "probes sent", "status changes by endpoint mode"}}
 		for _, s := range rep.steady {
 			st.add(s.name, fmt.Sprint(s.states), round(s.readyAfter), s.window.String(), fmt.Sprintf("%g", s.writes.writes("")), s.writes.writeSummary(),

@@ -82,7 +82,7 @@ func (b *bench) probeScale(ctx context.Context) (*probeScaleResult, error) {
 		if i == 0 {
 			url = hang.URL
 		}
-		return h.c.Create(ctx, probedState(ns, objName(i), fmt.Sprintf("%s/state/%d", url, i)))
+		return h.c.Create(ctx, probedState(ns, objName(i), fmt.Sprintf("%s/state/%d", url, i)).Obj())
 	}); err != nil {
 		return nil, err
 	}

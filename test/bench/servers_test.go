@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -26,16 +27,37 @@ type endpoint struct {
 
 func (e *endpoint) Close() { e.close() }
 
-// Failure modes of failing endpoints; each fails the same way every time.
+// Modes of endpoints: ok answers the same every time, timestamped answers
+// the same value with a new timestamp every time, and each failure mode
+// fails the same way every time.
 const (
-	modeOK    = "ok"
-	modeReset = "connection reset"
-	modeHang  = "timeout"
-	modeTLS   = "TLS error"
+	modeOK          = "ok"
+	modeTimestamped = "timestamped"
+	modeReset       = "connection reset"
+	modeHang        = "timeout"
+	modeTLS         = "TLS error"
 )
+
+// timestampedValue is the value every timestamped answer carries, and
+// timestampedBodyExpression reduces the answer to it (docs/behaviour.md,
+// "What a probe records").
+const (
+	timestampedValue          = "0.02"
+	timestampedBodyExpression = `size(response.json.data.result) == 0 ? "0" : response.json.data.result[0].value[1]`
+)
+
+// timestampedAnswer is a Prometheus HTTP API instant query answer: one
+// sample of timestampedValue evaluated at now (seconds with milliseconds).
+func timestampedAnswer(now time.Time) string {
+	ms := now.UnixMilli()
+	return fmt.Sprintf(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d.%03d,%q]}]}}`,
+		ms/1000, ms%1000, timestampedValue)
+}
 
 // startEndpoint serves on 127.0.0.1 in one mode:
 //   - ok answers 200 {"ok": true};
+//   - timestamped answers 200 with timestampedAnswer, like a Prometheus
+//     instant query: a new evaluation time in every answer;
 //   - connection reset reads the request and resets the connection;
 //   - timeout reads the request and never answers (the probe times out);
 //   - TLS error serves TLS with a certificate the manager does not trust.
@@ -47,6 +69,14 @@ func startEndpoint(mode string) (*endpoint, error) {
 			e.count.Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"ok": true}`)
+		}))
+		srv.Start()
+		e.URL, e.close = srv.URL, srv.Close
+	case modeTimestamped:
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			e.count.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, timestampedAnswer(time.Now()))
 		}))
 		srv.Start()
 		e.URL, e.close = srv.URL, srv.Close

@@ -41,6 +41,15 @@ func stateReady(o runtime.Object) (string, bool) {
 	return s.Name, c != nil && c.Status == metav1.ConditionTrue && s.Status.StatusCode == "200"
 }
 
+// stateRecorded matches a probed state with a response whose recorded
+// body is body: the bodyExpression's result, not the whole answer.
+func stateRecorded(body string) func(runtime.Object) (string, bool) {
+	return func(o runtime.Object) (string, bool) {
+		name, ready := stateReady(o)
+		return name, ready && o.(*v1beta1.DynamicIngressState).Status.Body == body
+	}
+}
+
 func stateFailed(o runtime.Object) (string, bool) {
 	s, ok := o.(*v1beta1.DynamicIngressState)
 	if !ok {
@@ -54,8 +63,29 @@ func stateFailed(o runtime.Object) (string, bool) {
 // the window: the default failure threshold (3) and one more interval.
 const steadyFailSettle = 4 * probeInterval
 
-// steadySuite runs both steady-state windows with one manager: states
-// whose endpoint answers, then states whose endpoints fail.
+// steadyCase is one steady-state window: probed states whose endpoints
+// answer in the given modes (round robin), in a namespace of their own.
+type steadyCase struct {
+	name, ns string
+	modes    []string
+	failing  bool
+	// bodyExpression, when set, is every state's probe.bodyExpression and
+	// the states are ready once they record body.
+	bodyExpression, body string
+}
+
+// steadyCases are the windows in the order they run. Timestamped answers
+// without bodyExpression write at every probe: that case runs last, so its
+// writes stop before any other window counts.
+var steadyCases = []steadyCase{
+	{name: "probes answer 200", ns: "steady-ok", modes: []string{modeOK}},
+	{name: "probes fail", ns: "steady-fail", modes: []string{modeReset, modeHang, modeTLS}, failing: true},
+	{name: "timestamped answers, with bodyExpression", ns: "steady-timestamped-expr", modes: []string{modeTimestamped},
+		bodyExpression: timestampedBodyExpression, body: timestampedValue},
+	{name: "timestamped answers, without bodyExpression", ns: "steady-timestamped", modes: []string{modeTimestamped}},
+}
+
+// steadySuite runs every steady-state window with one manager.
 func (b *bench) steadySuite(ctx context.Context) ([]steadyResult, error) {
 	m, err := b.h.startManager(managerOptions{probes: true})
 	if err != nil {
@@ -63,8 +93,8 @@ func (b *bench) steadySuite(ctx context.Context) ([]steadyResult, error) {
 	}
 	defer m.stop()
 	var out []steadyResult
-	for _, modes := range [][]string{{modeOK}, {modeReset, modeHang, modeTLS}} {
-		r, err := b.steady(ctx, m, modes)
+	for _, c := range steadyCases {
+		r, err := b.steady(ctx, m, c)
 		if err != nil {
 			return nil, err
 		}
@@ -74,17 +104,12 @@ func (b *bench) steadySuite(ctx context.Context) ([]steadyResult, error) {
 }
 
 // steady creates cfg.steadyStates probed states, each driving one
-// DynamicIngress, with endpoints in the given modes (round robin), waits
-// until all show their status, then counts the writes of one window.
-func (b *bench) steady(ctx context.Context, m *managerProc, modes []string) (steadyResult, error) {
+// DynamicIngress, with endpoints in the case's modes, waits until all show
+// their status, then counts the writes of one window.
+func (b *bench) steady(ctx context.Context, m *managerProc, c steadyCase) (steadyResult, error) {
 	h, n := b.h, b.cfg.steadyStates
-	failing := modes[0] != modeOK
-	res := steadyResult{name: "probes answer 200", states: n, window: b.cfg.steadyWindow}
-	ns := "steady-ok"
-	if failing {
-		res.name = "probes fail"
-		ns = "steady-fail"
-	}
+	failing, modes, ns := c.failing, c.modes, c.ns
+	res := steadyResult{name: c.name, states: n, window: b.cfg.steadyWindow}
 	if err := h.ensureNamespace(ctx, ns); err != nil {
 		return res, err
 	}
@@ -99,8 +124,11 @@ func (b *bench) steady(ctx context.Context, m *managerProc, modes []string) (ste
 	}
 	modeOf := map[string]string{}
 	stateMatch, diActive := stateReady, true
-	if failing {
+	switch {
+	case failing:
 		stateMatch, diActive = stateFailed, false
+	case c.bodyExpression != "":
+		stateMatch = stateRecorded(c.body)
 	}
 	stW, err := watchArrivals(ctx, states(h, ns), n, stateMatch)
 	if err != nil {
@@ -122,7 +150,11 @@ func (b *bench) steady(ctx context.Context, m *managerProc, modes []string) (ste
 	if err := parallel(n, 16, func(i int) error {
 		name := objName(i)
 		mode := modeOf[name]
-		if err := h.c.Create(ctx, probedState(ns, name, endpoints[mode].URL+"/state/"+name)); err != nil {
+		st := probedState(ns, name, endpoints[mode].URL+"/state/"+name)
+		if c.bodyExpression != "" {
+			st.BodyExpression(c.bodyExpression)
+		}
+		if err := h.c.Create(ctx, st.Obj()); err != nil {
 			return err
 		}
 		return h.c.Create(ctx, dynamicIngress(ns, name, name))

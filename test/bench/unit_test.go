@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,33 @@ func TestShapes(t *testing.T) {
 	}
 	if y := string(manifestYAML("ns", "a", true)); strings.Contains(y, "status") || strings.Contains(y, "creationTimestamp") {
 		t.Errorf("manifest has server fields:\n%s", y)
+	}
+}
+
+func TestTimestampedAnswer(t *testing.T) {
+	now := time.Date(2026, 11, 25, 6, 0, 0, 7_900_000, time.UTC)
+	var answer struct {
+		Status string
+		Data   struct {
+			ResultType string
+			Result     []struct{ Value []json.RawMessage }
+		}
+	}
+	raw := timestampedAnswer(now)
+	if err := json.Unmarshal([]byte(raw), &answer); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if answer.Status != "success" || answer.Data.ResultType != "vector" || len(answer.Data.Result) != 1 || len(answer.Data.Result[0].Value) != 2 {
+		t.Fatalf("not an instant query answer with one sample: %s", raw)
+	}
+	v := answer.Data.Result[0].Value
+	if got, want := string(v[0]), "1795586400.007"; got != want {
+		t.Errorf("evaluation time = %s, want %s", got, want)
+	}
+	if got, want := string(v[1]), `"`+timestampedValue+`"`; got != want {
+		t.Errorf("value = %s, want %s", got, want)
+	}
+	if timestampedAnswer(now.Add(time.Second)) == raw {
+		t.Error("two answers a second apart are the same")
 	}
 }
