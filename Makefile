@@ -72,11 +72,11 @@ lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on ap
 	$(GOLANGCI_LINT_KAL) run ./...
 
 # The pure packages: no control plane, run with the race detector in seconds.
-UNIT_PKGS = ./internal/match/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./cmd/...
+UNIT_PKGS = ./internal/match/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
 # The envtest suites: a real kube-apiserver and etcd per package.
 INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
-E2E_PKGS = ./test/e2e/...
+E2E_PKGS = ./test/e2e/... ./test/image/...
 
 .PHONY: test
 test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), and the small bench run.
@@ -134,8 +134,8 @@ run: ## Run the manager against the current kubeconfig (webhooks off).
 IMG ?= dynamic-ingress-operator:latest
 
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a Docker engine).
-	docker build -t $(IMG) .
+docker-build: ## Build the manager image with a Docker engine (make image, without one, is the source of truth: docs/install.md).
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 .PHONY: build-installer
 build-installer: manifests generate $(KUSTOMIZE) ## Write dist/install.yaml: CRDs, RBAC, manager, webhooks, cert-manager Issuer and Certificate.
@@ -176,6 +176,76 @@ helm-package: $(HELM) ## Lint the Helm chart and package it into dist/ (CHART_VE
 $(HELM):
 	GOBIN=$(LOCALBIN)/.gobin go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/.gobin/helm $@
+
+##@ Release
+
+# One source of version truth (docs/install.md): VERSION is stamped into
+# every binary (--version), the image's labels and the chart's version and
+# appVersion. COMMIT and SOURCE_DATE_EPOCH (every timestamp in the image,
+# the chart and the SBOM: the commit's time) default to HEAD's, so that two
+# builds of one commit write the same bytes.
+VERSION ?= dev
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# The image's repository, as install.yaml names it: set it to where you
+# push (make publish), e.g. IMAGE_REPO=registry.example.com/team/dynamic-ingress-operator.
+IMAGE_REPO ?= dynamic-ingress-operator
+IMAGE_SOURCE ?= https://github.com/dynamicingress/dynamic-ingress-operator
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+DIST ?= $(CURDIR)/dist
+IMAGE_ARCHIVE = $(DIST)/dynamic-ingress-operator-$(VERSION).oci.tar
+# hack/release: builds the binaries, the image (go-containerregistry), the
+# chart package (Helm SDK), install.yaml (kustomize API), the SBOM and the
+# checksums.
+RELEASE_TOOL = $(LOCALBIN)/release
+STAMP = -version $(VERSION) -commit $(COMMIT) -created $(SOURCE_DATE_EPOCH) -source $(IMAGE_SOURCE)
+
+.PHONY: release-tool
+release-tool:
+	go build -o $(RELEASE_TOOL) ./hack/release
+
+.PHONY: image
+image: release-tool ## Build the manager image (linux/amd64 and linux/arm64, one OCI index) without a container engine into dist/dynamic-ingress-operator-$(VERSION).oci.tar.
+	$(RELEASE_TOOL) image $(STAMP) -platforms $(IMAGE_PLATFORMS) -binaries $(LOCALBIN)/image -out $(IMAGE_ARCHIVE)
+
+.PHONY: test-image
+test-image: envtest-assets ## Build the image as make image does and run its binary as the image's user against a local control plane.
+	go test $(GO_TEST_FLAGS) ./test/image/
+
+.PHONY: release
+release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.yaml, kubectl-dynamic, SBOM, SHA256SUMS (about 20 s with a warm Go cache; docs/install.md).
+	@[[ "$(VERSION)" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "make release needs VERSION=x.y.z (got '$(VERSION)')"; exit 1; }
+	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "CHANGELOG.md has no section '## [$(VERSION)]': write it first"; exit 1; }
+	rm -rf $(DIST)
+	$(MAKE) --no-print-directory image
+	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -out $(DIST)
+	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -out $(DIST)/install.yaml
+	@if [ -d cmd/kubectl-dynamic ]; then \
+	  for p in $(PLUGIN_PLATFORMS); do \
+	    echo "kubectl-dynamic for $$p"; \
+	    $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}; \
+	  done; \
+	else \
+	  echo "kubectl-dynamic: ./cmd/kubectl-dynamic does not exist yet: this release has no plugin binaries"; \
+	fi
+	$(RELEASE_TOOL) sbom $(STAMP) -out $(DIST)/sbom.spdx.json $(LOCALBIN)/image/manager-linux-amd64 $$(ls $(DIST)/kubectl-dynamic-$(VERSION)-linux-amd64 2>/dev/null)
+	$(RELEASE_TOOL) checksums -dir $(DIST)
+	@if command -v sha256sum >/dev/null; then cd $(DIST) && sha256sum -c --quiet SHA256SUMS && echo "SHA256SUMS: every file checks"; fi
+	@ls -l $(DIST)
+
+# Pushing is never part of the build: `make publish` pushes what make
+# release wrote, with crane (go-containerregistry, the version go.mod
+# requires) and helm.
+CRANE ?= $(LOCALBIN)/crane-$(shell go list -m -f '{{.Version}}' github.com/google/go-containerregistry 2>/dev/null)
+CHART_REPO ?=
+
+.PHONY: publish
+publish: $(HELM) ## Push dist/'s image to IMAGE_REPO:VERSION and its chart to CHART_REPO (oci://...); never run by make release.
+	@test "$(IMAGE_REPO)" != dynamic-ingress-operator -a -n "$(CHART_REPO)" || { echo "make publish VERSION=x.y.z IMAGE_REPO=registry.example.com/team/dynamic-ingress-operator CHART_REPO=oci://registry.example.com/team/charts"; exit 1; }
+	@test -f $(CRANE) || { GOBIN=$(LOCALBIN)/.gobin go install github.com/google/go-containerregistry/cmd/crane@$(patsubst $(LOCALBIN)/crane-%,%,$(CRANE)) && mv $(LOCALBIN)/.gobin/crane $(CRANE); }
+	layout=$$(mktemp -d); trap 'rm -rf "$$layout"' EXIT; tar -xf $(IMAGE_ARCHIVE) -C "$$layout"; $(CRANE) push "$$layout" $(IMAGE_REPO):$(VERSION)
+	$(HELM) push $(DIST)/dynamic-ingress-operator-$(VERSION).tgz $(CHART_REPO)
 
 ##@ Tools
 

@@ -23,6 +23,7 @@ import (
 	// when the package loads, so that /metrics lists them from the start.
 	_ "github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/version"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
 )
 
@@ -70,9 +71,14 @@ func run() error {
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks; turn off to run without certificates (make run).")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve the webhook and metrics endpoints over HTTP/2 as well as HTTP/1.1; off by default (HTTP/2 rapid reset and stream exhaustion, CVE-2023-44487 and CVE-2023-39325).")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof profiling endpoints (plain HTTP, no authentication), for example 127.0.0.1:6060; 0 turns them off.")
+	printVersion := flag.Bool("version", false, "Print the version, the git commit and the Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *printVersion {
+		fmt.Println(version.String())
+		return nil
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 

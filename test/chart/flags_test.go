@@ -169,6 +169,7 @@ var notAValue = map[string]string{
 	// Unauthenticated plain HTTP: not something to leave on through a
 	// release's values; added to the args by hand while profiling.
 	"pprof-bind-address": "profiling only, turned on by hand (docs/operations.md)",
+	"version":            "prints the version and exits (docs/install.md)",
 }
 
 // TestEveryManagerFlagIsAValue checks that each flag of the manager has a

@@ -1,0 +1,147 @@
+// Command release builds the release artefacts of `make image` and
+// `make release` (docs/install.md). It is a build tool, not shipped.
+//
+//	release image     -version V -commit C -created EPOCH -source URL -platforms linux/amd64,linux/arm64 -binaries DIR -out FILE.oci.tar
+//	release binary    -version V -commit C -package ./cmd/kubectl-dynamic -platform linux/amd64 -out FILE
+//	release chart     -version V -created EPOCH -chart DIR -out DIR
+//	release install   -repository REPO -tag TAG -config DIR -out FILE
+//	release sbom      -version V -created EPOCH -source URL -out FILE BINARY...
+//	release checksums -dir DIR
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/release"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|checksums [flags]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "release %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, command string, args []string) error {
+	fs := flag.NewFlagSet(command, flag.ExitOnError)
+	var (
+		version   = fs.String("version", "", "the release version, x.y.z")
+		commit    = fs.String("commit", "", "the git commit")
+		created   = fs.String("created", "0", "every timestamp, in seconds since the epoch (SOURCE_DATE_EPOCH)")
+		source    = fs.String("source", "https://"+release.ModulePath, "the source repository's URL")
+		out       = fs.String("out", "", "the file or directory to write")
+		platforms = fs.String("platforms", "linux/amd64,linux/arm64", "image: the platforms")
+		binaries  = fs.String("binaries", "", "image: where to keep the manager binaries (default: a temporary directory)")
+		pkg       = fs.String("package", "./cmd", "binary: the Go package to build")
+		platform  = fs.String("platform", "linux/amd64", "binary: the platform")
+		chartDir  = fs.String("chart", "charts/dynamic-ingress-operator", "chart: the chart directory")
+		repo      = fs.String("repository", "dynamic-ingress-operator", "install: the manager image's repository")
+		tag       = fs.String("tag", "", "install: the manager image's tag")
+		configDir = fs.String("config", "config", "install: the kustomize tree")
+		dir       = fs.String("dir", "dist", "checksums: the directory")
+	)
+	_ = fs.Parse(args)
+	epoch, err := strconv.ParseInt(*created, 10, 64)
+	if err != nil {
+		return fmt.Errorf("-created %q is not seconds since the epoch", *created)
+	}
+	createdAt := time.Unix(epoch, 0).UTC()
+	stamp := release.Stamp{Version: *version, Commit: *commit}
+	switch command {
+	case "image":
+		return image(ctx, *platforms, *binaries, *out, release.ImageOptions{Stamp: stamp, Source: *source, Created: createdAt})
+	case "binary":
+		ps, err := release.ParsePlatforms(*platform)
+		if err != nil {
+			return err
+		}
+		return release.Build(ctx, ".", *pkg, ps[0], stamp, *out)
+	case "chart":
+		path, err := release.PackageChart(*chartDir, *version, createdAt, *out)
+		if err == nil {
+			fmt.Println("Wrote", path)
+		}
+		return err
+	case "install":
+		yaml, err := release.InstallYAML(*configDir, *repo, *tag)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Wrote %s for image %s:%s\n", *out, *repo, *tag)
+		return os.WriteFile(*out, yaml, 0o644)
+	case "sbom":
+		var bins []release.Binary
+		for _, path := range fs.Args() {
+			bin, err := release.ReadBinary(path)
+			if err != nil {
+				return err
+			}
+			bins = append(bins, bin)
+		}
+		doc, err := release.SBOM(*version, *source, createdAt, bins...)
+		if err != nil {
+			return err
+		}
+		fmt.Println("Wrote", *out)
+		return os.WriteFile(*out, doc, 0o644)
+	case "checksums":
+		return release.WriteChecksums(*dir)
+	default:
+		return fmt.Errorf("unknown command")
+	}
+}
+
+// image builds the manager for every platform, the image index from the
+// binaries, and the OCI archive, and prints the index's digest.
+func image(ctx context.Context, platforms, binDir, out string, o release.ImageOptions) error {
+	ps, err := release.ParsePlatforms(platforms)
+	if err != nil {
+		return err
+	}
+	if binDir == "" {
+		if binDir, err = os.MkdirTemp("", "manager-"); err != nil {
+			return err
+		}
+		defer func() { _ = os.RemoveAll(binDir) }()
+	}
+	for _, p := range ps {
+		bin := filepath.Join(binDir, "manager-"+p.OS+"-"+p.Arch)
+		if err := release.Build(ctx, ".", "./cmd", p, o.Stamp, bin); err != nil {
+			return err
+		}
+		o.Managers = append(o.Managers, release.PlatformBinary{Platform: p, Path: bin})
+	}
+	idx, err := release.Image(o)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	if err := release.WriteOCIArchive(idx, o.Stamp.Version, o.Created, out); err != nil {
+		return err
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Wrote %s (%d bytes): image index %s for %s\n", out, info.Size(), digest, platforms)
+	return nil
+}

@@ -1,0 +1,78 @@
+package release
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// managerImageName is the image name config/manager's Deployment uses,
+// which its kustomization replaces.
+const managerImageName = "controller"
+
+// InstallYAML renders config/default (configDir is config/) into one YAML
+// stream, as `make build-installer` does, with the manager image set to
+// repository:tag. config/ itself is left as it is: the image is set on a
+// copy in memory.
+func InstallYAML(configDir, repository, tag string) ([]byte, error) {
+	mem := filesys.MakeFsInMemory()
+	root := "/config"
+	err := filepath.WalkDir(configDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(configDir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join(root, filepath.ToSlash(rel)), data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := setImage(mem, path.Join(root, "manager", "kustomization.yaml"), repository, tag); err != nil {
+		return nil, err
+	}
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, path.Join(root, "default"))
+	if err != nil {
+		return nil, err
+	}
+	return resources.AsYaml()
+}
+
+// setImage does what `kustomize edit set image controller=repository:tag`
+// does to the kustomization file at p.
+func setImage(mem filesys.FileSystem, p, repository, tag string) error {
+	raw, err := mem.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var k types.Kustomization
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		return err
+	}
+	image := types.Image{Name: managerImageName, NewName: repository, NewTag: tag}
+	found := false
+	for i := range k.Images {
+		if k.Images[i].Name == managerImageName {
+			k.Images[i], found = image, true
+		}
+	}
+	if !found {
+		k.Images = append(k.Images, image)
+	}
+	if raw, err = yaml.Marshal(&k); err != nil {
+		return err
+	}
+	return mem.WriteFile(p, raw)
+}

@@ -1,0 +1,248 @@
+package release
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"sigs.k8s.io/yaml"
+)
+
+var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// repoRoot is this repository's root, from this file's place in it.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func TestParsePlatforms(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    []Platform
+		wantErr bool
+	}{
+		{in: "linux/amd64", want: []Platform{{OS: "linux", Arch: "amd64"}}},
+		{in: "linux/amd64, darwin/arm64", want: []Platform{{OS: "linux", Arch: "amd64"}, {OS: "darwin", Arch: "arm64"}}},
+		{in: "linux", wantErr: true},
+		{in: "linux/", wantErr: true},
+		{in: "", wantErr: true},
+	} {
+		got, err := ParsePlatforms(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParsePlatforms(%q) error %v, want error %v", tc.in, err, tc.wantErr)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParsePlatforms(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestWriteChecksums(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"b.tgz": "chart", "a.oci.tar": "image", ChecksumsFile: "old"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteChecksums(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%x  a.oci.tar\n%x  b.tgz\n", sha256.Sum256([]byte("image")), sha256.Sum256([]byte("chart")))
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("SHA256SUMS (-want +got):\n%s", diff)
+	}
+}
+
+// TestSBOM: an SPDX 2.3 document describing the binary, with a purl for
+// each module it links (the replacement where a module is replaced) and
+// for the standard library, the same bytes every time.
+func TestSBOM(t *testing.T) {
+	bin := Binary{Name: "manager-linux-amd64", Info: &debug.BuildInfo{
+		GoVersion: "go1.26.8",
+		Path:      ModulePath + "/cmd",
+		Main:      debug.Module{Path: ModulePath, Version: "(devel)"},
+		Deps: []*debug.Module{
+			{Path: "github.com/google/go-cmp", Version: "v0.7.0"},
+			{Path: "example.com/replaced", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}},
+		},
+	}}
+	doc, err := SBOM("1.2.3", "https://example.com/src", epoch, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := SBOM("1.2.3", "https://example.com/src", epoch, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(doc, again) {
+		t.Error("two SBOMs of the same binary differ")
+	}
+	var got struct {
+		SPDXVersion, DataLicense, Name, DocumentNamespace string
+		CreationInfo                                      struct{ Created string }
+		Packages                                          []struct {
+			SPDXID, Name, VersionInfo string
+			ExternalRefs              []struct{ ReferenceType, ReferenceLocator string }
+		}
+		Relationships []struct{ SpdxElementID, RelatedSpdxElement, RelationshipType string }
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatalf("the SBOM is not JSON: %v", err)
+	}
+	if got.SPDXVersion != "SPDX-2.3" || got.DataLicense != "CC0-1.0" || got.CreationInfo.Created != "2026-01-02T03:04:05Z" {
+		t.Errorf("document header %+v", got)
+	}
+	purls := map[string]bool{}
+	for _, p := range got.Packages {
+		for _, r := range p.ExternalRefs {
+			if r.ReferenceType == "purl" {
+				purls[r.ReferenceLocator] = true
+			}
+		}
+	}
+	want := map[string]bool{"pkg:golang/github.com/google/go-cmp@v0.7.0": true, "pkg:golang/example.com/fork@v1.0.1": true, "pkg:golang/stdlib@1.26.8": true}
+	if diff := cmp.Diff(want, purls); diff != "" {
+		t.Errorf("packages' purls (-want +got):\n%s", diff)
+	}
+	describes := 0
+	for _, r := range got.Relationships {
+		if r.SpdxElementID == "SPDXRef-DOCUMENT" && r.RelationshipType == "DESCRIBES" {
+			describes++
+		}
+	}
+	if describes != 1 {
+		t.Errorf("the document describes %d packages, want the one binary", describes)
+	}
+}
+
+// TestInstallYAML renders config/default with a release image: the
+// Deployment runs it, and config/ is left as it was.
+func TestInstallYAML(t *testing.T) {
+	config := filepath.Join(repoRoot(t), "config")
+	kustomization := filepath.Join(config, "manager", "kustomization.yaml")
+	before, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := InstallYAML(config, "registry.example.com/team/dynamic-ingress-operator", "1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	var images []string
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var obj struct {
+			Kind string
+			Spec struct {
+				Template struct {
+					Spec struct{ Containers []struct{ Image string } }
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		kinds[obj.Kind]++
+		if obj.Kind == "Deployment" {
+			for _, c := range obj.Spec.Template.Spec.Containers {
+				images = append(images, c.Image)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"registry.example.com/team/dynamic-ingress-operator:1.2.3"}, images); diff != "" {
+		t.Errorf("the Deployment's images (-want +got):\n%s", diff)
+	}
+	for _, kind := range []string{"CustomResourceDefinition", "ClusterRole", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Certificate", "Issuer", "Deployment"} {
+		if kinds[kind] == 0 {
+			t.Errorf("install.yaml has no %s (kinds %v)", kind, kinds)
+		}
+	}
+	after, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("InstallYAML changed %s", kustomization)
+	}
+}
+
+// TestPackageChart packages the chart with a release version: version
+// and appVersion set in the archive, Chart.yaml unchanged, the same bytes
+// twice.
+func TestPackageChart(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "charts", "dynamic-ingress-operator")
+	chartYAML, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := t.TempDir(), t.TempDir()
+	path, err := PackageChart(dir, "1.2.3", epoch, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(first, "dynamic-ingress-operator-1.2.3.tgz"); path != want {
+		t.Errorf("wrote %s, want %s", path, want)
+	}
+	if _, err := PackageChart(dir, "1.2.3", epoch, second); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := os.ReadFile(path)
+	b, errB := os.ReadFile(filepath.Join(second, filepath.Base(path)))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("packaging the chart twice gave two different archives")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.Equal(epoch) {
+			t.Errorf("%s in the archive is dated %s, want %s", h.Name, h.ModTime, epoch)
+		}
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Metadata.Version != "1.2.3" || ch.Metadata.AppVersion != "1.2.3" {
+		t.Errorf("the archive's chart has version %q and appVersion %q, want 1.2.3", ch.Metadata.Version, ch.Metadata.AppVersion)
+	}
+	if after, err := os.ReadFile(filepath.Join(dir, "Chart.yaml")); err != nil || !bytes.Equal(after, chartYAML) {
+		t.Errorf("PackageChart changed Chart.yaml (%v)", err)
+	}
+}
