@@ -186,13 +186,27 @@ func (v SwitchValidator[T]) validateTemplates(ctx context.Context, sw T, existin
 	return errs
 }
 
+// dryRunAttempts bounds the dry runs of one template: a dry-run update of
+// the target carries its resourceVersion, and the controller may write the
+// target between the read and the dry run (a flip under way).
+const dryRunAttempts = 3
+
 func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstructured.Unstructured, existing client.Object) error {
-	obj, update, err := dryRunRequest(sw, rendered, existing)
-	if err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		obj, update, err := dryRunRequest(sw, rendered, existing)
+		if err != nil {
+			return err
+		}
+		if !update {
+			return v.Writer.Create(ctx, obj, client.DryRunAll)
+		}
+		err = v.Writer.Update(ctx, obj, client.DryRunAll)
+		if !apierrors.IsConflict(err) || attempt == dryRunAttempts {
+			return err
+		}
+		// The target changed since it was read: read it again.
+		if existing, err = v.target(ctx, sw); err != nil {
+			return err
+		}
 	}
-	if update {
-		return v.Writer.Update(ctx, obj, client.DryRunAll)
-	}
-	return v.Writer.Create(ctx, obj, client.DryRunAll)
 }
