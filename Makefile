@@ -76,7 +76,7 @@ UNIT_PKGS = ./internal/match/... ./internal/probe/... ./internal/schedule/... ./
 # The envtest suites: a real kube-apiserver and etcd per package.
 INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
-E2E_PKGS = ./test/e2e/... ./test/image/...
+E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
 
 .PHONY: test
 test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), and the small bench run.
@@ -148,17 +148,37 @@ build-installer: manifests generate $(KUSTOMIZE) ## Write dist/install.yaml: CRD
 deploy: build-installer $(ENVTEST_ASSETS)/kubectl ## Install the bundle into the cluster of the current kubeconfig (needs cert-manager).
 	$(KUBECTL) apply --server-side -f dist/install.yaml
 
+# The documents of a YAML stream that are not CustomResourceDefinitions: the
+# awk program of docs/install.md's Uninstall (test/uninstall runs that one
+# and checks that this is the same).
+WITHOUT_CRDS = awk '/^---$$/ { if (!crd) printf "%s", doc; doc = ""; crd = 0 } /^kind: CustomResourceDefinition$$/ { crd = 1 } { doc = doc $$0 "\n" } END { if (!crd) printf "%s", doc }'
+
 .PHONY: undeploy
-undeploy: $(ENVTEST_ASSETS)/kubectl ## Remove the bundle from the cluster of the current kubeconfig.
-	$(KUBECTL) delete --ignore-not-found -f dist/install.yaml
+undeploy: $(ENVTEST_ASSETS)/kubectl ## Remove the bundle but its CRDs: DynamicIngresses, DynamicHTTPRoutes and their Ingresses and HTTPRoutes stay (docs/install.md, Uninstall).
+	$(WITHOUT_CRDS) dist/install.yaml | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: install
 install: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Install the CRDs into the cluster of the current kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
+# Deleting a CRD deletes its objects, and the garbage collector then deletes
+# the Ingresses and HTTPRoutes they own: release those first (docs/install.md,
+# Uninstall). A manager still running could put an ownerReference back.
+.PHONY: orphan-targets
+orphan-targets: $(ENVTEST_ASSETS)/kubectl ## Delete every DynamicIngress and DynamicHTTPRoute with --cascade=orphan: their Ingresses and HTTPRoutes stay, unowned. Refuses while a manager pod runs.
+	@pods=$$($(KUBECTL) get pods --all-namespaces -l control-plane=controller-manager,app.kubernetes.io/name=dynamic-ingress-operator -o name); \
+	if [ -n "$$pods" ]; then echo "The manager still runs ($$pods): make undeploy, or helm uninstall, first (docs/install.md, Uninstall)."; exit 1; fi
+	@for kind in dynamicingresses dynamichttproutes; do \
+	  crd=$$($(KUBECTL) get crd $$kind.ingress.dynamicingress.io --ignore-not-found -o name); \
+	  if [ -n "$$crd" ]; then \
+	    echo "$(KUBECTL) delete $$kind.ingress.dynamicingress.io --all --all-namespaces --cascade=orphan --timeout=5m"; \
+	    $(KUBECTL) delete $$kind.ingress.dynamicingress.io --all --all-namespaces --cascade=orphan --timeout=5m; \
+	  fi; \
+	done
+
 .PHONY: uninstall
-uninstall: $(KUSTOMIZE) $(ENVTEST_ASSETS)/kubectl ## Remove the CRDs from the cluster of the current kubeconfig.
-	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+uninstall: orphan-targets ## Remove the CRDs, after make orphan-targets: every Ingress and HTTPRoute stays (docs/install.md, Uninstall).
+	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io
 
 # The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
 # the Go module proxy into bin/, at the version of the Helm SDK that go.mod

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -23,6 +27,7 @@ type boundedFlags struct {
 	kubeAPIQPS                      float64
 	kubeAPIBurst                    int
 	webhookPort                     int
+	namespaces                      string
 }
 
 // checkFlags refuses flag values out of range (docs/operations.md), each
@@ -58,7 +63,31 @@ func checkFlags(f boundedFlags) error {
 	if f.webhookPort < 1 || f.webhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port=%d: must be from 1 to 65535", f.webhookPort))
 	}
+	if _, err := parseNamespaces(f.namespaces); err != nil {
+		errs = append(errs, fmt.Errorf("--namespaces=%s: %w", f.namespaces, err))
+	}
 	return errors.Join(errs...)
+}
+
+// parseNamespaces returns the namespaces of --namespaces, sorted and
+// without repeats; none (an empty value) means every namespace.
+func parseNamespaces(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var namespaces []string
+	for _, ns := range strings.Split(s, ",") {
+		ns = strings.TrimSpace(ns)
+		if ns == "" {
+			return nil, errors.New("an empty namespace name in the list")
+		}
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			return nil, fmt.Errorf("%q is not a namespace name: %s", ns, strings.Join(msgs, "; "))
+		}
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	return slices.Compact(namespaces), nil
 }
 
 // serverTLSOptions configures the TLS of the webhook and metrics servers.

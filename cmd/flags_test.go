@@ -36,6 +36,7 @@ func TestCheckFlags(t *testing.T) {
 		{name: "256 state workers", mutate: func(f *boundedFlags) { f.stateMaxConcurrentReconciles = 256 }},
 		{name: "a rate limit", mutate: func(f *boundedFlags) { f.kubeAPIQPS, f.kubeAPIBurst = 50.5, 100 }},
 		{name: "no rate limit and no burst", mutate: func(f *boundedFlags) { f.kubeAPIQPS, f.kubeAPIBurst = -1, 0 }},
+		{name: "two namespaces", mutate: func(f *boundedFlags) { f.namespaces = "shop, team-a" }},
 		{name: "no deny list, an allow list", mutate: func(f *boundedFlags) {
 			f.probeDenyCIDRs, f.probeAllowHosts = "", "flags.example.com,*.internal.example.com"
 		}},
@@ -95,6 +96,16 @@ func TestCheckFlags(t *testing.T) {
 			wantErr: "--webhook-port=0: must be from 1 to 65535",
 		},
 		{
+			name:    "a malformed namespace",
+			mutate:  func(f *boundedFlags) { f.namespaces = "shop,Team_A" },
+			wantErr: `--namespaces=shop,Team_A: "Team_A" is not a namespace name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+		},
+		{
+			name:    "an empty namespace in the list",
+			mutate:  func(f *boundedFlags) { f.namespaces = "shop,,team-a" },
+			wantErr: `--namespaces=shop,,team-a: an empty namespace name in the list`,
+		},
+		{
 			name: "every problem at once, one line each",
 			mutate: func(f *boundedFlags) {
 				f.probeMaxBodyBytes, f.stateMaxConcurrentReconciles, f.webhookPort = 1<<20, 1000, 70000
@@ -150,6 +161,26 @@ func TestMaxBodyBytesIsWhatAStateHolds(t *testing.T) {
 	}
 	if f.probeMaxBodyBytes = want + 1; checkFlags(f) == nil {
 		t.Errorf("--probe-max-body-bytes=%d accepted", want+1)
+	}
+}
+
+func TestParseNamespaces(t *testing.T) {
+	for _, tt := range []struct {
+		flag string
+		want []string
+	}{
+		{"", nil},
+		{" ", nil},
+		{"shop", []string{"shop"}},
+		{"team-a, shop,team-a", []string{"shop", "team-a"}},
+	} {
+		got, err := parseNamespaces(tt.flag)
+		if err != nil {
+			t.Errorf("--namespaces=%q: %v", tt.flag, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("--namespaces=%q (-want +got):\n%s", tt.flag, diff)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -52,6 +53,7 @@ func run() error {
 		enableWebhooks         bool
 		enableHTTP2            bool
 		pprofAddr              string
+		namespaces             string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
@@ -71,6 +73,7 @@ func run() error {
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks; turn off to run without certificates (make run).")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve the webhook and metrics endpoints over HTTP/2 as well as HTTP/1.1; off by default (HTTP/2 rapid reset and stream exhaustion, CVE-2023-44487 and CVE-2023-39325).")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof profiling endpoints (plain HTTP, no authentication), for example 127.0.0.1:6060; 0 turns them off.")
+	flag.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces to watch and write (the manager then needs only Roles in them); empty means every namespace.")
 	printVersion := flag.Bool("version", false, "Print the version, the git commit and the Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -86,7 +89,12 @@ func run() error {
 		probeDenyCIDRs: denyCIDRs, probeAllowHosts: allowHosts, probeMaxBodyBytes: maxBodyBytes,
 		maxConcurrentReconciles: concurrency, stateMaxConcurrentReconciles: stateConcurrency,
 		kubeAPIQPS: apiQPS, kubeAPIBurst: apiBurst, webhookPort: webhookPort,
+		namespaces: namespaces,
 	}); err != nil {
+		return err
+	}
+	watched, err := parseNamespaces(namespaces)
+	if err != nil {
 		return err
 	}
 	guard, err := probe.ParseGuard(denyCIDRs, allowHosts)
@@ -121,9 +129,19 @@ func run() error {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
+	cacheOpts := controller.CacheOptions(httpRoutes)
+	if len(watched) > 0 {
+		// Every object the manager reconciles comes from its cache, and
+		// it writes only those and their targets beside them: caching
+		// these namespaces alone keeps it out of every other.
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range watched {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(httpRoutes),
+		Cache:                   cacheOpts,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  probeAddr,
 		PprofBindAddress:        pprofAddr,
@@ -173,7 +191,7 @@ func run() error {
 		return err
 	}
 	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks,
-		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure, "http2", enableHTTP2)
+		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure, "http2", enableHTTP2, "namespaces", watched)
 	// Nothing may run after Start returns: with
 	// LeaderElectionReleaseOnCancel the Lease is already released then.
 	return mgr.Start(ctx)

@@ -35,11 +35,30 @@ func LoadChart(t *testing.T) *chart.Chart {
 	return ch
 }
 
+// ClusterAPIVersions are the APIs beyond Kubernetes' own that the chart is
+// rendered for by default: a cluster with cert-manager and
+// prometheus-operator, as `helm template --api-versions` would say.
+var ClusterAPIVersions = []string{
+	"cert-manager.io/v1",
+	"monitoring.coreos.com/v1",
+	"monitoring.coreos.com/v1/ServiceMonitor",
+	"monitoring.coreos.com/v1/PrometheusRule",
+}
+
 // TryRenderChart renders the chart as `helm template` does (a client-only
 // dry run of helm install), for a release name and namespace and with
-// values, into its objects in order; it returns helm's error when the
-// values are refused. A chart with hooks fails the test: it has none.
+// values, into its objects in order, for a cluster that has
+// ClusterAPIVersions; it returns helm's error when the values are refused.
+// A chart with hooks fails the test: it has none.
 func TryRenderChart(t *testing.T, releaseName, namespace string, vals map[string]any) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	return TryRenderChartFor(t, ClusterAPIVersions, releaseName, namespace, vals)
+}
+
+// TryRenderChartFor is TryRenderChart for a cluster whose APIs beyond
+// Kubernetes' own are apiVersions ("group/version" or
+// "group/version/Kind", as `helm template --api-versions`).
+func TryRenderChartFor(t *testing.T, apiVersions []string, releaseName, namespace string, vals map[string]any) ([]*unstructured.Unstructured, error) {
 	t.Helper()
 	install := action.NewInstall(action.NewConfiguration())
 	install.DryRunStrategy = action.DryRunClient
@@ -51,6 +70,7 @@ func TryRenderChart(t *testing.T, releaseName, namespace string, vals map[string
 		t.Fatal(err)
 	}
 	install.KubeVersion = kubeVersion
+	install.APIVersions = apiVersions
 	rel, err := install.Run(LoadChart(t), ValuesFile(t, vals))
 	if err != nil {
 		return nil, err

@@ -2,10 +2,14 @@ package chart_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -60,6 +64,9 @@ func TestRenderingsDryRunApply(t *testing.T) {
 			}
 		}
 	}
+	t.Run("Pod Security restricted", func(t *testing.T) {
+		checkPodSecurityRestricted(t, cfg, c)
+	})
 	for _, r := range renderings {
 		t.Run(r.name, func(t *testing.T) {
 			if len(r.objs) == 0 {
@@ -71,5 +78,76 @@ func TestRenderingsDryRunApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// warningCollector keeps the warnings the API server sends.
+type warningCollector struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningCollector) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warnings = append(w.warnings, text)
+}
+
+// checkPodSecurityRestricted checks the manager's pod against the
+// restricted Pod Security Standard with the API server's own PodSecurity
+// admission (on by default in kube-apiserver; envtest turns off only
+// ServiceAccount admission), in a namespace labelled
+// pod-security.kubernetes.io/enforce=restricted: a server-side dry run of
+// a Pod made from the Deployment's template is admitted, and one of the
+// Deployment draws no Pod Security warning (the admission only warns about
+// workloads; it refuses Pods). A template without allowPrivilegeEscalation:
+// false is refused, which shows the admission is there to refuse.
+func checkPodSecurityRestricted(t *testing.T, cfg *rest.Config, c client.Client) {
+	ctx := context.Background()
+	const namespace = "pod-security-restricted"
+	ns := &corev1.Namespace{}
+	ns.Name = namespace
+	ns.Labels = map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+		"pod-security.kubernetes.io/warn":            "restricted",
+		"pod-security.kubernetes.io/warn-version":    "latest",
+	}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	warnings := &warningCollector{}
+	wcfg := rest.CopyConfig(cfg)
+	wcfg.WarningHandlerWithContext = warnings
+	wc, err := client.New(wcfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	podOf := func(deploy *appsv1.Deployment) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: deploy.Spec.Template.ObjectMeta, Spec: deploy.Spec.Template.Spec}
+		pod.Name, pod.Namespace = "manager", namespace
+		return pod
+	}
+	deploy := suite.Only[appsv1.Deployment](t, renderChart(t, bundleRelease, namespace, nil), "Deployment")
+	if err := wc.Create(ctx, podOf(deploy), client.DryRunAll); err != nil {
+		t.Errorf("the manager's pod, in a namespace that enforces the restricted Pod Security Standard: %v", err)
+	}
+	if err := wc.Create(ctx, deploy, client.DryRunAll); err != nil {
+		t.Errorf("the manager's Deployment: %v", err)
+	}
+	warnings.mu.Lock()
+	for _, w := range warnings.warnings {
+		t.Errorf("the API server warned: %s", w)
+	}
+	warnings.mu.Unlock()
+
+	// helm drops a value set to null: the chart's default without it.
+	loose := renderChart(t, bundleRelease, namespace, map[string]any{"securityContext": map[string]any{"allowPrivilegeEscalation": nil}})
+	err = wc.Create(ctx, podOf(suite.Only[appsv1.Deployment](t, loose, "Deployment")), client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), "allowPrivilegeEscalation") {
+		t.Errorf("a pod without allowPrivilegeEscalation: false: error %v, want Pod Security admission to refuse it", err)
+	} else {
+		t.Logf("a pod without allowPrivilegeEscalation: false is refused: %v", err)
 	}
 }

@@ -154,6 +154,7 @@ var flagValues = map[string]struct {
 	"state-max-concurrent-reconciles": {map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 4}}, "--state-max-concurrent-reconciles=4"},
 	"kube-api-qps":                    {map[string]any{"kubeAPI": map[string]any{"qps": 50.5}}, "--kube-api-qps=50.5"},
 	"kube-api-burst":                  {map[string]any{"kubeAPI": map[string]any{"burst": 1000000}}, "--kube-api-burst=1000000"},
+	"namespaces":                      {map[string]any{"watchNamespaces": []any{"shop", "team-a"}}, "--namespaces=shop,team-a"},
 	"zap-log-level":                   {map[string]any{"logging": map[string]any{"level": "debug"}}, "--zap-log-level=debug"},
 	"zap-encoder":                     {map[string]any{"logging": map[string]any{"encoder": "console"}}, "--zap-encoder=console"},
 	"zap-stacktrace-level":            {map[string]any{"logging": map[string]any{"stacktraceLevel": "panic"}}, "--zap-stacktrace-level=panic"},

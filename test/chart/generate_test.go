@@ -188,8 +188,61 @@ func crdTemplate(t *testing.T, path string) (name, text string) {
 	return filepath.Base(path), b.String()
 }
 
+// clusterScoped are the resources of the manager's rules that no Role can
+// grant: in namespaced mode (watchNamespaces) they stay in a ClusterRole.
+var clusterScoped = map[string]bool{"apiextensions.k8s.io/customresourcedefinitions": true}
+
+// splitRules parses the rules of a ClusterRole into those on cluster-scoped
+// resources and the others, as YAML lists.
+func splitRules(t *testing.T, path, rules string) (cluster, namespaced string) {
+	t.Helper()
+	var parsed []struct {
+		APIGroups []string `json:"apiGroups"`
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal([]byte(rules), &parsed); err != nil {
+		t.Fatalf("%s: rules: %v", path, err)
+	}
+	var all []any
+	if err := yaml.Unmarshal([]byte(rules), &all); err != nil {
+		t.Fatalf("%s: rules: %v", path, err)
+	}
+	var c, n []any
+	for i, r := range parsed {
+		scoped := 0
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				if clusterScoped[g+"/"+res] {
+					scoped++
+				}
+			}
+		}
+		switch scoped {
+		case 0:
+			n = append(n, all[i])
+		case len(r.APIGroups) * len(r.Resources):
+			c = append(c, all[i])
+		default:
+			t.Fatalf("%s: rule %d mixes cluster-scoped and namespaced resources: split its +kubebuilder:rbac marker", path, i)
+		}
+	}
+	marshal := func(rules []any) string {
+		if len(rules) == 0 {
+			return " []\n"
+		}
+		raw, err := yaml.Marshal(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "\n" + escapeTemplate(string(raw))
+	}
+	return marshal(c), marshal(n)
+}
+
 // managerRoleTemplate makes the manager's ClusterRole from the one
-// controller-gen writes, its rules as they are.
+// controller-gen writes, its rules as they are; in namespaced mode
+// (watchNamespaces), a Role with the rules on namespaced resources in each
+// of those namespaces, and the ClusterRole with the others.
 func managerRoleTemplate(t *testing.T, path string) string {
 	t.Helper()
 	keys, bodies := topLevel(t, path)
@@ -205,12 +258,25 @@ func managerRoleTemplate(t *testing.T, path string) string {
 	var b strings.Builder
 	b.WriteString("{{- if .Values.rbac.create }}\n")
 	fmt.Fprintf(&b, generatedHeader, relPath(path))
-	b.WriteString("# What the manager may do, from its +kubebuilder:rbac markers.\n")
+	b.WriteString("# What the manager may do, from its +kubebuilder:rbac markers: everywhere,\n")
+	b.WriteString("# or with watchNamespaces in a Role in each of them, only the rules on\n")
+	b.WriteString("# cluster-scoped resources staying in the ClusterRole.\n")
 	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata:\n", bodies["apiVersion"], bodies["kind"])
 	fmt.Fprintf(&b, "  name: {{ include \"dynamic-ingress-operator.fullname\" . }}-%s\n", meta.Name)
 	b.WriteString("  labels:\n    {{- include \"dynamic-ingress-operator.labels\" . | nindent 4 }}\n")
+	cluster, namespaced := splitRules(t, path, bodies["rules"])
+	b.WriteString("{{- if not .Values.watchNamespaces }}\n")
 	b.WriteString("rules:\n")
 	b.WriteString(escapeTemplate(bodies["rules"]))
+	b.WriteString("{{- else }}\n")
+	b.WriteString("rules:" + cluster)
+	b.WriteString("{{- range .Values.watchNamespaces }}\n---\n")
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: Role\nmetadata:\n", bodies["apiVersion"])
+	fmt.Fprintf(&b, "  name: {{ include \"dynamic-ingress-operator.fullname\" $ }}-%s\n", meta.Name)
+	b.WriteString("  namespace: {{ . }}\n")
+	b.WriteString("  labels:\n    {{- include \"dynamic-ingress-operator.labels\" $ | nindent 4 }}\n")
+	b.WriteString("rules:" + namespaced)
+	b.WriteString("{{- end }}\n{{- end }}\n")
 	b.WriteString("{{- end }}\n")
 	return b.String()
 }
@@ -291,6 +357,7 @@ func userRolesTemplate(t *testing.T, dir string) string {
 // Placeholders in the webhook configurations, replaced by template code.
 const (
 	servicePlaceholder   = "CHART_WEBHOOK_SERVICE"
+	selectorPlaceholder  = "CHART_WEBHOOK_SELECTOR"
 	namespacePlaceholder = "CHART_WEBHOOK_NAMESPACE"
 	caBundlePlaceholder  = "CHART_WEBHOOK_CA_BUNDLE"
 )
@@ -332,6 +399,10 @@ func webhookTemplate(t *testing.T, path string) string {
 			}
 			svc["name"], svc["namespace"] = servicePlaceholder, namespacePlaceholder
 			cc["caBundle"] = caBundlePlaceholder
+			if _, ok := w["namespaceSelector"]; ok {
+				t.Fatalf("%s: webhook %v has a namespaceSelector; the chart sets its own from watchNamespaces", path, w["name"])
+			}
+			w["namespaceSelector"] = selectorPlaceholder
 		}
 		webhooks, err := yaml.Marshal(map[string]any{"webhooks": cfg.Webhooks})
 		if err != nil {
@@ -342,6 +413,20 @@ func webhookTemplate(t *testing.T, path string) string {
 		text = strings.ReplaceAll(text, namespacePlaceholder, `{{ .Release.Namespace }}`)
 		text = regexp.MustCompile(`(?m)^( +)caBundle: `+caBundlePlaceholder+`\n`).ReplaceAllString(text,
 			"${1}{{- if not .Values.webhook.certManager.enabled }}\n${1}caBundle: {{ .Values.webhook.caBundle }}\n${1}{{- end }}\n")
+		// In namespaced mode the webhooks answer for the watched
+		// namespaces alone: the manager can read and dry-run nothing
+		// elsewhere.
+		text = regexp.MustCompile(`(?m)^( +)namespaceSelector: `+selectorPlaceholder+`\n`).ReplaceAllStringFunc(text, func(line string) string {
+			in := line[:len(line)-len(strings.TrimLeft(line, " "))]
+			return in + "{{- with .Values.watchNamespaces }}\n" +
+				in + "namespaceSelector:\n" +
+				in + "  matchExpressions:\n" +
+				in + "  - key: kubernetes.io/metadata.name\n" +
+				in + "    operator: In\n" +
+				in + "    values:\n" +
+				in + fmt.Sprintf("    {{- toYaml . | nindent %d }}\n", len(in)+4) +
+				in + "{{- end }}\n"
+		})
 		if strings.Contains(text, "CHART_WEBHOOK_") {
 			t.Fatalf("%s: a placeholder was left in\n%s", path, text)
 		}

@@ -49,7 +49,7 @@ func TestChartPackages(t *testing.T) {
 	if diff := cmp.Diff(names(dirTemplates), names(archivedTemplates)); diff != "" {
 		t.Errorf("templates (-directory +archive):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{".helmignore", "README.md"}, names(archivedFiles)); diff != "" {
+	if diff := cmp.Diff([]string{".helmignore", "README.md", "files/grafana-dashboard.json", "files/prometheus-rules.yaml"}, names(archivedFiles)); diff != "" {
 		t.Errorf("other files in the archive (-want +got):\n%s", diff)
 	}
 	if len(archived.Schema) == 0 || archived.Values == nil {

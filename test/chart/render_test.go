@@ -3,7 +3,6 @@ package chart_test
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // kinds counts the rendered objects by kind.
@@ -40,6 +42,15 @@ func containerPort(c corev1.Container, target intstr.IntOrString) int32 {
 		}
 	}
 	return 0
+}
+
+// toAny converts labels for an unstructured object.
+func toAny(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // webhookClientConfigs returns every webhook's name and client config.
@@ -199,7 +210,8 @@ func TestDefaultValues(t *testing.T) {
 		"ClusterRoleBinding": 2,
 		"Role":               1, "RoleBinding": 1,
 		"Deployment": 1, "Service": 2, "PodDisruptionBudget": 1,
-		"Issuer": 1, "Certificate": 1,
+		// self-signed and CA Issuers; CA and serving Certificates
+		"Issuer": 2, "Certificate": 2,
 		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -210,7 +222,21 @@ func TestDefaultValues(t *testing.T) {
 	if r := ptr.Deref(deploy.Spec.Replicas, 1); r != 2 {
 		t.Errorf("replicas %d, want 2", r)
 	}
+	if r := ptr.Deref(deploy.Spec.RevisionHistoryLimit, -1); r != 10 {
+		t.Errorf("revisionHistoryLimit %d, want 10", r)
+	}
 	manager := managerContainer(t, deploy)
+	// Above the manager's measured RSS (docs/benchmarks.md: 66.5 MiB with
+	// 1000 probed states, 95.7 MiB at 1000 probes/s).
+	if got := manager.Resources.Requests.Memory().String(); got != "128Mi" {
+		t.Errorf("memory request %s, want 128Mi", got)
+	}
+	if got := manager.Resources.Limits.Memory().String(); got != "256Mi" {
+		t.Errorf("memory limit %s, want 256Mi", got)
+	}
+	if len(manager.Env) != 0 {
+		t.Errorf("env %v, want none", manager.Env)
+	}
 	if manager.Image != "dynamic-ingress-operator:"+loadChart(t).Metadata.AppVersion {
 		t.Errorf("image %q, want the chart's appVersion as its tag", manager.Image)
 	}
@@ -222,11 +248,8 @@ func TestDefaultValues(t *testing.T) {
 	// cert-manager issues the webhook certificate for the Service, the
 	// manager mounts it where --webhook-cert-path says, and cert-manager
 	// injects its CA into both webhook configurations.
-	cert := suite.Only[certmanagerv1.Certificate](t, objs, "Certificate")
-	issuer := suite.Only[certmanagerv1.Issuer](t, objs, "Issuer")
-	if cert.Spec.IssuerRef.Kind != "Issuer" || cert.Spec.IssuerRef.Name != issuer.Name || issuer.Spec.SelfSigned == nil {
-		t.Errorf("Certificate issuerRef %+v, want the self-signed Issuer %s", cert.Spec.IssuerRef, issuer.Name)
-	}
+	cert := suite.Named[certmanagerv1.Certificate](t, objs, "Certificate", bundleRelease+"-serving-cert")
+	suite.CheckCAChain(t, objs, cert)
 	svc := suite.Named[corev1.Service](t, objs, "Service", bundleRelease+"-webhook-service")
 	for _, dns := range []string{svc.Name + "." + svc.Namespace + ".svc", svc.Name + "." + svc.Namespace + ".svc.cluster.local"} {
 		if !slices.Contains(cert.Spec.DNSNames, dns) {
@@ -282,6 +305,12 @@ func customValues() map[string]any {
 		"resources":        map[string]any{"requests": map[string]any{"cpu": "200m", "memory": "128Mi"}, "limits": map[string]any{"memory": "1Gi"}},
 		"imagePullSecrets": []any{map[string]any{"name": "regcred"}},
 		"extraArgs":        []any{"--zap-devel=false"},
+		"extraEnv": []any{
+			map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy.example.com:3128"},
+			map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}},
+		},
+		"commonLabels":         map[string]any{"team": "platform", "app.kubernetes.io/name": "ignored"},
+		"revisionHistoryLimit": 3,
 	}
 }
 
@@ -313,6 +342,23 @@ func TestCustomValues(t *testing.T) {
 	manager := managerContainer(t, deploy)
 	if r := ptr.Deref(deploy.Spec.Replicas, 1); r != 3 {
 		t.Errorf("replicas %d, want 3", r)
+	}
+	if r := ptr.Deref(deploy.Spec.RevisionHistoryLimit, -1); r != 3 {
+		t.Errorf("revisionHistoryLimit %d, want 3", r)
+	}
+	wantEnv := []corev1.EnvVar{
+		{Name: "HTTPS_PROXY", Value: "http://proxy.example.com:3128"},
+		{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}},
+	}
+	if diff := cmp.Diff(wantEnv, manager.Env); diff != "" {
+		t.Errorf("manager env (-want +got):\n%s", diff)
+	}
+	// commonLabels on every object and the pods; the chart's own labels
+	// keep their values.
+	for _, o := range append(objs, &unstructured.Unstructured{Object: map[string]any{"kind": "pod template", "metadata": map[string]any{"labels": toAny(deploy.Spec.Template.Labels)}}}) {
+		if l := o.GetLabels(); l["team"] != "platform" || l["app.kubernetes.io/name"] != "dynamic-ingress-operator" {
+			t.Errorf("%s %s labels %v, want team=platform and app.kubernetes.io/name=dynamic-ingress-operator", o.GetKind(), o.GetName(), l)
+		}
 	}
 	if manager.Image != "registry.example.com/dio:v9.9.9" || manager.ImagePullPolicy != corev1.PullAlways {
 		t.Errorf("image %s pull policy %s, want registry.example.com/dio:v9.9.9 Always", manager.Image, manager.ImagePullPolicy)
@@ -536,6 +582,30 @@ func TestValuesThatCannotWorkAreRefused(t *testing.T) {
 				t.Errorf("rendering with %v: error %v, want one naming %s", tt.values, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoCertManagerStopsTheInstall renders the chart for a cluster without
+// cert-manager's API: with the default values helm install stops with a
+// message saying what to install; with the user's own certificate it
+// renders, and asks nothing of cert-manager.
+func TestNoCertManagerStopsTheInstall(t *testing.T) {
+	_, err := bundle.TryRenderChartFor(t, nil, bundleRelease, bundleNamespace, nil)
+	for _, want := range []string{"cert-manager.io/v1", "install cert-manager", "webhook.certManager.enabled=false", "webhook.existingSecret"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rendering without cert-manager's API: error %v, want one saying %q", err, want)
+		}
+	}
+
+	own := map[string]any{"webhook": customValues()["webhook"]}
+	objs, err := bundle.TryRenderChartFor(t, nil, bundleRelease, bundleNamespace, own)
+	if err != nil {
+		t.Fatalf("rendering without cert-manager's API, with the user's own certificate: %v", err)
+	}
+	for _, o := range objs {
+		if strings.HasPrefix(o.GetAPIVersion(), "cert-manager.io/") {
+			t.Errorf("%s %s rendered without cert-manager's API", o.GetKind(), o.GetName())
+		}
 	}
 }
 

@@ -44,17 +44,15 @@ const (
 
 func TestDefaultBundleWiresCertManager(t *testing.T) {
 	objs := render(t)
-	cert := suite.Only[certmanagerv1.Certificate](t, objs, "Certificate")
-	issuer := suite.Only[certmanagerv1.Issuer](t, objs, "Issuer")
+	cert := suite.Named[certmanagerv1.Certificate](t, objs, "Certificate", "dynamic-ingress-operator-serving-cert")
 	svc := suite.Named[corev1.Service](t, objs, "Service", webhookServiceName)
 	deploy := suite.Only[appsv1.Deployment](t, objs, "Deployment")
 	mutating := suite.Only[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
 	validating := suite.Only[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
 
-	// The Certificate is issued by the bundle's Issuer and names the Service.
-	if cert.Spec.IssuerRef.Name != issuer.Name || cert.Spec.IssuerRef.Kind != "Issuer" || issuer.Spec.SelfSigned == nil {
-		t.Errorf("Certificate issuerRef %+v does not point at the self-signed Issuer %q", cert.Spec.IssuerRef, issuer.Name)
-	}
+	// The Certificate is issued by the bundle's CA Issuer, from its
+	// self-signed CA, and names the Service.
+	suite.CheckCAChain(t, objs, cert)
 	for _, want := range []string{svc.Name + "." + svc.Namespace + ".svc", svc.Name + "." + svc.Namespace + ".svc.cluster.local"} {
 		if !slices.Contains(cert.Spec.DNSNames, want) {
 			t.Errorf("Certificate DNS names %v do not cover %s", cert.Spec.DNSNames, want)

@@ -28,7 +28,8 @@ longest suffix (-controller-manager-metrics-service) in a 63-character name.
 {{- end }}
 
 {{/*
-Labels of every object.
+Labels of every object: the chart's, then commonLabels (without the keys
+the chart sets itself, which it keeps).
 */}}
 {{- define "dynamic-ingress-operator.labels" -}}
 helm.sh/chart: {{ include "dynamic-ingress-operator.chart" . }}
@@ -38,6 +39,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ . | quote }}
 {{- end }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with omit .Values.commonLabels "helm.sh/chart" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "control-plane" }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -128,6 +132,9 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 - --state-max-concurrent-reconciles={{ int64 .Values.controller.stateMaxConcurrentReconciles }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ int64 .Values.kubeAPI.burst }}
+{{- with .Values.watchNamespaces }}
+- --namespaces={{ join "," . }}
+{{- end }}
 {{- with .Values.logging.level }}
 - --zap-log-level={{ . }}
 {{- end }}
@@ -149,6 +156,9 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 Refuses values that would install something that cannot work.
 */}}
 {{- define "dynamic-ingress-operator.validate" -}}
+{{- if and .Values.webhook.enabled .Values.webhook.certManager.enabled (not (.Capabilities.APIVersions.Has "cert-manager.io/v1")) }}
+{{- fail "the webhooks need a serving certificate and this cluster has no cert-manager.io/v1 API: install cert-manager (https://cert-manager.io/docs/installation/), or set webhook.certManager.enabled=false with webhook.existingSecret and webhook.caBundle (your own certificate). helm template needs --api-versions cert-manager.io/v1" }}
+{{- end }}
 {{- if and .Values.webhook.enabled (not .Values.webhook.certManager.enabled) }}
 {{- if not .Values.webhook.existingSecret }}
 {{- fail "webhook.existingSecret is required when webhook.certManager.enabled is false: a kubernetes.io/tls Secret for the webhook server" }}
