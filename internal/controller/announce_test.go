@@ -303,3 +303,17 @@ func TestARunawayExpressionDelaysNoOtherFlip(t *testing.T) {
 	NewWithT(t).Expect(match.Evaluations()-evaluations).To(BeNumerically("<=", len(expressions)),
 		"evaluations of 3 expressions on one new response")
 }
+
+// TestRetainStartsPassive: a new DynamicIngress with failurePolicy Retain
+// whose state gives no answer starts passive, also when its active
+// template is null (no target is then not taken for the active mode).
+func TestRetainStartsPassive(t *testing.T) {
+	ns := newNamespace(t)
+	di := &v1beta1.DynamicIngress{}
+	*di = *builders.DynamicIngress(ns, "shop").State("missing").ExpectCode("200").
+		FailurePolicy(v1beta1.FailurePolicyRetain).
+		Passive(builders.IngressTo("shop.example.com", "web")).Obj()
+	create(t, di)
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/StateNotFound"))
+	eventually(t, backendOf(t, ns, "shop")).Should(Equal("web"))
+}

@@ -53,18 +53,27 @@ func (a *announcedModes) pending(key types.NamespacedName) bool {
 	return ok
 }
 
-// take returns the events of the switch at key still to record, and
+// peek returns the events of the switch at key still to record, and
 // whether its last change was to the mode active says (the status about to
-// be written then announces nothing more), and forgets them.
-func (a *announcedModes) take(key types.NamespacedName, active bool) (events []eventRecord, announced bool) {
+// be written then announces nothing more). forget drops them once they are
+// recorded.
+func (a *announcedModes) peek(key types.NamespacedName, active bool) (events []eventRecord, announced bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	entry, ok := a.modes[key]
-	delete(a.modes, key)
 	return entry.events, ok && entry.active == active
 }
 
-// forget drops the switch at key: it is gone.
+// mode is the mode of the last change announced for the switch at key,
+// and whether there is one whose status is not written yet.
+func (a *announcedModes) mode(key types.NamespacedName) (active, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	entry, ok := a.modes[key]
+	return entry.active, ok
+}
+
+// forget drops the switch at key: its status is written, or it is gone.
 func (a *announcedModes) forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -187,7 +187,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// targets of the others (docs/benchmarks.md). The switch is
 		// announced now: a state that flaps back before the status is
 		// written changes the target twice and the status never.
-		if switchedByWrite(sw, result.from, active) {
+		if switchedByWrite(sw, r.knownMode(sw, result.from), active) {
 			r.announceSwitch(sw, state, active)
 		}
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
@@ -201,13 +201,16 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	// The status now catches up with the target: the switches its writes
 	// made are announced, and not again by the status.
-	events, announced := r.announced.take(req.NamespacedName, isActive)
-	for _, e := range events {
-		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
-	}
+	// They are forgotten only once the status is written: a failed write
+	// is retried with them still pending, and announces nothing twice.
+	events, announced := r.announced.peek(req.NamespacedName, isActive)
 	switched, err := r.writeStatus(ctx, sw, status, announced)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	r.announced.forget(req.NamespacedName)
+	for _, e := range events {
+		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
 	if toWrite {
 		r.gate.written(kind, req.NamespacedName)
@@ -243,17 +246,40 @@ func (r *SwitchReconciler) announceSwitch(sw target.Switch, state *v1beta1.Dynam
 // waits for it), so this is the mode the operator last wrote, and after a
 // restart the mode the target shows.
 func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, state *v1beta1.DynamicIngressState) (*bool, error) {
-	if !retainsMode(sw, state) {
+	key := target.Key(sw)
+	if !retainsMode(sw, state) || key.Namespace != sw.GetNamespace() {
+		// A target in another namespace is refused by syncTarget, unread.
 		return nil, nil
 	}
-	live, err := r.getTarget(ctx, target.Key(sw))
+	live, err := r.getTarget(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	if live != nil && !metav1.IsControlledBy(live, sw) {
 		return nil, nil
 	}
-	return r.modeOf(sw, live), nil
+	if live == nil && meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive) == nil &&
+		!r.announced.pending(client.ObjectKeyFromObject(sw)) {
+		// Nothing written yet: no target is no mode (a new switch starts
+		// passive), even when one mode's template is null.
+		return nil, nil
+	}
+	return r.knownMode(sw, r.modeOf(sw, live)), nil
+}
+
+// knownMode is from, the mode a target's shape tells, or, when the shape
+// tells nothing (a hand-edited target, or a template edited since the
+// write), the mode of the switch's last announced target write that its
+// status does not show yet; nil when neither is known, and the status then
+// decides.
+func (r *SwitchReconciler) knownMode(sw target.Switch, from *bool) *bool {
+	if from != nil {
+		return from
+	}
+	if mode, ok := r.announced.mode(client.ObjectKeyFromObject(sw)); ok {
+		return &mode
+	}
+	return nil
 }
 
 // modeOf is the mode a live target (nil when there is none) is in, nil when
