@@ -27,18 +27,7 @@ import (
 // sent the targets whose status was not written yet back to passive.
 func TestRetainKeepsTheModeOfAFlipWhoseStatusesLag(t *testing.T) {
 	const n = 200
-	ns := newNamespace(t)
-	state := builders.FixedState(ns, "flag", "503", "").Obj()
-	create(t, state)
-	for i := range n {
-		name := fmt.Sprintf("site-%03d", i)
-		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode("200").
-			FailurePolicy(v1beta1.FailurePolicyRetain).
-			Passive(builders.IngressTo(name+".example.com", "web")).
-			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
-	}
-	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(n), HaveEach("web")))
-	eventually(t, readyCount(t, ns)).Should(Equal(n))
+	ns, state := passiveSites(t, n, func(w *builders.DynamicIngressWrapper) { w.FailurePolicy(v1beta1.FailurePolicyRetain) })
 
 	setFixedStatus(t, state, "200")
 	NewWithT(t).Eventually(backendsIn(t, ns), 30*time.Second, 10*time.Millisecond).Should(And(HaveLen(n), HaveEach("sorry")))
@@ -61,6 +50,35 @@ func TestRetainKeepsTheModeOfAFlipWhoseStatusesLag(t *testing.T) {
 	}
 	g.Expect(rewritten).To(BeEmpty(), "Ingresses written after the state was deleted")
 	t.Logf("%d of %d statuses did not show the flip yet when the state was deleted", lagging, n)
+}
+
+// siteSwitch is a DynamicIngress ns/name following state, whose Ingress
+// sends name.example.com to "web" while passive and to "sorry" while
+// active.
+func siteSwitch(ns, name, state string) *builders.DynamicIngressWrapper {
+	host := name + ".example.com"
+	return builders.DynamicIngress(ns, name).State(state).
+		Passive(builders.IngressTo(host, "web")).Active(builders.IngressTo(host, "sorry"))
+}
+
+// passiveSites makes a namespace with a fixed state "flag" answering 503
+// and n site switches expecting 200 of it (changed by change, when set),
+// and waits until every Ingress is passive and every switch Ready.
+func passiveSites(t *testing.T, n int, change func(*builders.DynamicIngressWrapper)) (string, *v1beta1.DynamicIngressState) {
+	t.Helper()
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "503", "").Obj()
+	create(t, state)
+	for i := range n {
+		w := siteSwitch(ns, fmt.Sprintf("site-%03d", i), "flag").ExpectCode("200")
+		if change != nil {
+			change(w)
+		}
+		create(t, w.Obj())
+	}
+	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(n), HaveEach("web")))
+	eventually(t, readyCount(t, ns)).Should(Equal(n))
+	return ns, state
 }
 
 // reasonCount counts the DynamicIngresses of ns whose Active condition has
@@ -89,17 +107,7 @@ func reasonCount(t *testing.T, ns, reason string) int {
 // never showed the active mode.
 func TestAFlapIsAnnouncedOncePerChange(t *testing.T) {
 	const n = 100
-	ns := newNamespace(t)
-	state := builders.FixedState(ns, "flag", "503", "").Obj()
-	create(t, state)
-	for i := range n {
-		name := fmt.Sprintf("site-%03d", i)
-		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode("200").
-			Passive(builders.IngressTo(name+".example.com", "web")).
-			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
-	}
-	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(n), HaveEach("web")))
-	eventually(t, readyCount(t, ns)).Should(Equal(n))
+	ns, state := passiveSites(t, n, nil)
 
 	changes := watchBackendChanges(t, ns)
 	before := switchCounts(t, ns)
@@ -257,16 +265,10 @@ func TestARunawayExpressionDelaysNoOtherFlip(t *testing.T) {
 	create(t, heavy, flag)
 	expressions := []string{`response.json.exists(x, x == 1)`, `response.json.exists(x, x == 2)`, `response.json.all(x, x == 0)`}
 	for i := range runaways {
-		name := fmt.Sprintf("heavy-%02d", i)
-		create(t, builders.DynamicIngress(ns, name).State("heavy").Expression(expressions[i%len(expressions)]).
-			Passive(builders.IngressTo(name+".example.com", "web")).
-			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
+		create(t, siteSwitch(ns, fmt.Sprintf("heavy-%02d", i), "heavy").Expression(expressions[i%len(expressions)]).Obj())
 	}
 	for i := range others {
-		name := fmt.Sprintf("site-%02d", i)
-		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode("200").
-			Passive(builders.IngressTo(name+".example.com", "web")).
-			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
+		create(t, siteSwitch(ns, fmt.Sprintf("site-%02d", i), "flag").ExpectCode("200").Obj())
 	}
 	eventually(t, readyCount(t, ns)).Should(Equal(runaways + others))
 

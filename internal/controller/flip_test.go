@@ -36,9 +36,7 @@ func TestFlipWritesEveryTargetBeforeAnyStatus(t *testing.T) {
 		if i >= switching {
 			expect = "418"
 		}
-		create(t, builders.DynamicIngress(ns, name).State("flag").ExpectCode(expect).
-			Passive(builders.IngressTo(name+".example.com", "web")).
-			Active(builders.IngressTo(name+".example.com", "sorry")).Obj())
+		create(t, siteSwitch(ns, name, "flag").ExpectCode(expect).Obj())
 	}
 	eventually(t, backendsIn(t, ns)).Should(And(HaveLen(switching+steady), HaveEach("web")))
 	eventually(t, readyCount(t, ns)).Should(Equal(switching + steady))

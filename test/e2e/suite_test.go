@@ -7,7 +7,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 var (
@@ -46,10 +46,8 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	managerBinary = filepath.Join(workDir, "manager")
-	build := exec.Command("go", "build", "-o", managerBinary, "./cmd")
-	build.Dir = controlplane.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the manager: %v\n%s", err, out)
+	if err := suite.BuildManager(managerBinary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	cluster, err = controlplane.Start(controlplane.Options{
@@ -98,23 +96,7 @@ func startManager() error {
 		return err
 	}
 	manager = p
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if p.Exited() {
-			return fmt.Errorf("the manager exited at start; see %s", filepath.Join(workDir, "manager.log"))
-		}
-		// A dry-run create goes through the webhooks: it fails with a
-		// connection error until they serve.
-		_, stderr, err := runKubectl(stateManifest("default", "webhook-check", "200"), "create", "--dry-run=server", "-f", "-")
-		if err == nil {
-			return nil
-		}
-		if !strings.Contains(stderr, "failed calling webhook") {
-			return fmt.Errorf("checking the webhooks: %v: %s", err, stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("the manager's webhooks did not answer within 30s")
+	return suite.WaitForWebhooks(controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}, p, filepath.Join(workDir, "manager.log"))
 }
 
 func stopManager() {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 var (
@@ -34,10 +36,8 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	managerBinary = filepath.Join(workDir, "manager")
-	build := exec.Command("go", "build", "-o", managerBinary, "./cmd")
-	build.Dir = controlplane.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the manager: %v\n%s", err, out)
+	if err := suite.BuildManager(managerBinary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	cluster, err = controlplane.Start(controlplane.Options{
@@ -72,24 +72,10 @@ func startManager(t *testing.T) *controlplane.Process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if p.Exited() {
-			t.Fatalf("the manager exited at start; see %s", filepath.Join(workDir, "manager.log"))
-		}
-		// A dry-run create goes through the webhooks: it fails with a
-		// connection error until they serve.
-		_, stderr, err := runKubectl(stateManifest("default", "webhook-check", "200"), "create", "--dry-run=server", "-f", "-")
-		if err == nil {
-			return p
-		}
-		if !strings.Contains(stderr, "failed calling webhook") {
-			t.Fatalf("checking the webhooks: %v: %s", err, stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := suite.WaitForWebhooks(controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}, p, filepath.Join(workDir, "manager.log")); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("the manager's webhooks did not answer within 30s")
-	return nil
+	return p
 }
 
 // runKubectl runs the real kubectl against the cluster.
@@ -124,65 +110,24 @@ func runShell(t *testing.T, dir, commands string) {
 	}
 }
 
+// stateManifest is a fixed state answering code.
 func stateManifest(ns, name, code string) string {
-	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
-kind: DynamicIngressState
-metadata: {namespace: %s, name: %s}
-spec:
-  fixedResponse: {status: "%s"}
-`, ns, name, code)
+	return builders.FixedState(ns, name, code, "").YAML()
 }
 
 // dynamicIngressManifest routes name.example.com to "web" while passive
 // and to "sorry" while active (the state answering 200).
 func dynamicIngressManifest(ns, name, state string) string {
-	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
-kind: DynamicIngress
-metadata: {namespace: %[1]s, name: %[2]s}
-spec:
-  target: {name: %[2]s}
-  state: %[3]s
-  expected: {statusCode: "200"}
-  passiveIngress:
-    template:
-      metadata:
-        labels: {app: %[2]s}
-      spec:
-        rules:
-        - host: %[2]s.example.com
-          http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
-  activeIngress:
-    template:
-      metadata:
-        annotations: {example.com/mode: sorry}
-      spec:
-        rules:
-        - host: %[2]s.example.com
-          http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: sorry, port: {number: 80}}}}]}
-`, ns, name, state)
+	host := name + ".example.com"
+	return builders.DynamicIngress(ns, name).State(state).ExpectCode("200").
+		Passive(builders.IngressTo(host, "web").Label("app", name)).
+		Active(builders.IngressTo(host, "sorry").Annotation("example.com/mode", "sorry")).YAML()
 }
 
 // dynamicHTTPRouteManifest sends name.example.com to "web" while passive
 // and redirects it while active (the state answering 503).
 func dynamicHTTPRouteManifest(ns, name, state string) string {
-	return fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
-kind: DynamicHTTPRoute
-metadata: {namespace: %[1]s, name: %[2]s}
-spec:
-  target: {name: %[2]s}
-  state: %[3]s
-  expected: {statusCode: "503"}
-  passiveRoute:
-    template:
-      spec:
-        parentRefs: [{name: public}]
-        hostnames: [%[2]s.example.com]
-        rules: [{backendRefs: [{name: web, port: 80}]}]
-  activeRoute:
-    template:
-      spec:
-        parentRefs: [{name: public}]
-        hostnames: [%[2]s.example.com]
-        rules: [{filters: [{type: RequestRedirect, requestRedirect: {hostname: status.example.com, statusCode: 302}}]}]
-`, ns, name, state)
+	host := name + ".example.com"
+	return builders.DynamicHTTPRoute(ns, name).State(state).ExpectCode("503").
+		Passive(builders.RouteTo(host, "web")).Active(builders.RedirectTo(host, "status.example.com")).YAML()
 }
