@@ -73,7 +73,7 @@ func run(once bool, managerPath, flagAddr, promAddr string) error {
 	}
 	defer func() { _ = flags.Close() }()
 	say("Status API (plays a feature-flag service): %s", flags.URL)
-	prom, err := startPrometheus(promAddr)
+	prom, err := controlplane.StartPrometheus(promAddr, "0.004")
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags *controlplane.StatusAPI, prom *prometheus) error {
+func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometheus) error {
 	title("1. Apply the samples: three states, five DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err

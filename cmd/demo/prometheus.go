@@ -1,55 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
-
-// prometheus stands in for the Prometheus HTTP API's instant query: an
-// instant vector whose one sample carries a new evaluation time at every
-// answer, and the error ratio it is set to.
-type prometheus struct {
-	srv  *http.Server
-	addr string
-
-	mu    sync.Mutex
-	ratio string
-}
-
-func startPrometheus(addr string) (*prometheus, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("the Prometheus stand-in cannot listen on %s: %w", addr, err)
-	}
-	p := &prometheus{ratio: "0.004", addr: addr}
-	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = p.srv.Serve(l) }()
-	return p, nil
-}
-
-func (p *prometheus) serve(w http.ResponseWriter, _ *http.Request) {
-	p.mu.Lock()
-	ratio := p.ratio
-	p.mu.Unlock()
-	now := float64(time.Now().UnixMilli()) / 1000
-	_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%.3f,%q]}]}}`, now, ratio)
-}
-
-func (p *prometheus) set(ratio string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ratio = ratio
-}
-
-func (p *prometheus) Close() error { return p.srv.Close() }
 
 // recipeFile is the recipe the demo applies, pointed at the stand-in.
 const recipeFile = "config/samples/recipes/prometheus-killswitch.yaml"
@@ -58,17 +15,17 @@ const recipeFile = "config/samples/recipes/prometheus-killswitch.yaml"
 // stand-in, raises the error ratio and watches the storefront go to the
 // sorry page and come back, with the state written only when the ratio
 // changes.
-func errorRatioKillSwitch(k *kubectl, prom *prometheus) error {
+func errorRatioKillSwitch(k *kubectl, prom *controlplane.Prometheus) error {
 	title("7. An automatic kill switch: a Prometheus error ratio over 5% sends the storefront to the sorry page")
 	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), recipeFile))
 	if err != nil {
 		return err
 	}
-	manifest := strings.Replace(string(raw), "http://prometheus.monitoring.svc:9090", "http://"+prom.addr, 1)
+	manifest := strings.Replace(string(raw), "http://prometheus.monitoring.svc:9090", "http://"+prom.Addr, 1)
 	manifest = strings.Replace(manifest, "interval: 15s", "interval: 1s", 1)
 	manifest = strings.Replace(manifest, "timeout: 5s", "timeout: 500ms", 1)
 	say("%s, with its URL pointed at the stand-in and probed every second:", recipeFile)
-	if err := k.showApply(manifest, "sed -e 's|http://prometheus.monitoring.svc:9090|http://"+prom.addr+"|' -e 's|interval: 15s|interval: 1s|' -e 's|timeout: 5s|timeout: 500ms|' "+recipeFile); err != nil {
+	if err := k.showApply(manifest, "sed -e 's|http://prometheus.monitoring.svc:9090|http://"+prom.Addr+"|' -e 's|interval: 15s|interval: 1s|' -e 's|timeout: 5s|timeout: 500ms|' "+recipeFile); err != nil {
 		return err
 	}
 	if err := k.waitQuiet("--for=jsonpath={.status.body}=0.004", "dis/storefront-error-ratio"); err != nil {
@@ -79,7 +36,7 @@ func errorRatioKillSwitch(k *kubectl, prom *prometheus) error {
 	if err := k.show("get", "-n", namespace, "dis", "storefront-error-ratio", "-o", "wide"); err != nil {
 		return err
 	}
-	prom.set("0.31")
+	prom.Set("0.31")
 	say("The error ratio rises to 0.31; three answers in a row (successThreshold: 3) and it counts:")
 	if err := k.waitQuiet("--for=condition=Active", "di/storefront-auto-killswitch"); err != nil {
 		return err
@@ -87,7 +44,7 @@ func errorRatioKillSwitch(k *kubectl, prom *prometheus) error {
 	if err := k.show("get", "-n", namespace, "ingress", "storefront-auto", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name"); err != nil {
 		return err
 	}
-	prom.set("0.01")
+	prom.Set("0.01")
 	if err := k.waitQuiet("--for=condition=Active=False", "di/storefront-auto-killswitch"); err != nil {
 		return err
 	}

@@ -45,14 +45,6 @@ func (a *announcedModes) add(key types.NamespacedName, active bool, event eventR
 	a.modes[key] = entry
 }
 
-// pending reports whether the switch at key has changes to announce.
-func (a *announcedModes) pending(key types.NamespacedName) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.modes[key]
-	return ok
-}
-
 // peek returns the events of the switch at key still to record, and
 // whether its last change was to the mode active says (the status about to
 // be written then announces nothing more). forget drops them once they are
@@ -65,7 +57,8 @@ func (a *announcedModes) peek(key types.NamespacedName, active bool) (events []e
 }
 
 // mode is the mode of the last change announced for the switch at key,
-// and whether there is one whose status is not written yet.
+// and whether there is one whose status is not written yet (its events
+// are pending).
 func (a *announcedModes) mode(key types.NamespacedName) (active, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -1,10 +1,7 @@
 package controller_test
 
 import (
-	"fmt"
-	"net"
-	"net/http"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,62 +9,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
-
-// fakePrometheus answers /api/v1/query like the Prometheus HTTP API: an
-// instant vector whose one sample carries the evaluation time, new at every
-// answer, and the error ratio it is told; an empty result when told ""
-// (no traffic); and an error answer when told to fail.
-type fakePrometheus struct {
-	url string
-
-	mu    sync.Mutex
-	ratio string
-	// once is answered to the next request only, when set.
-	once    string
-	failing bool
-	clock   float64
-}
-
-func startFakePrometheus(t *testing.T, ratio string) *fakePrometheus {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &fakePrometheus{url: "http://" + l.Addr().String() + "/api/v1/query?query=errors:ratio_rate5m", ratio: ratio, clock: 1764000000}
-	srv := &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return p
-}
-
-func (p *fakePrometheus) serve(w http.ResponseWriter, _ *http.Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clock += 1.017
-	if p.failing {
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:8: parse error"}`)
-		return
-	}
-	ratio := p.ratio
-	if p.once != "" {
-		ratio, p.once = p.once, ""
-	}
-	if ratio == "" {
-		_, _ = fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
-		return
-	}
-	_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%.3f,%q]}]}}`, p.clock, ratio)
-}
-
-func (p *fakePrometheus) set(change func(*fakePrometheus)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	change(p)
-}
 
 // promErrorRatio is the recipe's bodyExpression: the query's value without
 // its evaluation time, "0" when there is no sample.
@@ -83,10 +27,14 @@ const promErrorRatio = `size(response.json.data.result) == 0 ? "0" : response.js
 // failureThreshold failurePolicy Retain keeps the mode.
 func TestBodyExpressionRecordsAPrometheusAnswerQuietly(t *testing.T) {
 	ns := newNamespace(t)
-	prom := startFakePrometheus(t, "0.02")
-	state := builders.ProbedState(ns, "error-ratio", prom.url).Interval(time.Second).Timeout(time.Second / 2).
+	prom, err := controlplane.StartPrometheus("127.0.0.1:0", "0.02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prom.Close() })
+	state := builders.ProbedState(ns, "error-ratio", prom.URL).Interval(time.Second).Timeout(time.Second / 2).
 		FailureThreshold(2).SuccessThreshold(3).BodyExpression(promErrorRatio).Obj()
-	raw := builders.ProbedState(ns, "raw", prom.url).Interval(time.Second).Timeout(time.Second / 2).Obj()
+	raw := builders.ProbedState(ns, "raw", prom.URL).Interval(time.Second).Timeout(time.Second / 2).Obj()
 	di := builders.DynamicIngress(ns, "shop").State("error-ratio").Expression(`double(response.body) > 0.05`).
 		FailurePolicy(v1beta1.FailurePolicyRetain).
 		Passive(builders.IngressTo("shop.example.com", "shop")).
@@ -115,16 +63,16 @@ func TestBodyExpressionRecordsAPrometheusAnswerQuietly(t *testing.T) {
 	t.Logf("over ten probes: %d status writes without bodyExpression, 0 with it", writes)
 
 	// One answer with another ratio, between answers of the current one.
-	prom.set(func(p *fakePrometheus) { p.once = "0.5" })
+	prom.Once("0.5")
 	NewWithT(t).Consistently(stateStatus(state), 4*time.Second, 100*time.Millisecond).Should(Equal(`200 "0.02"`))
 	NewWithT(t).Expect(conditionOf(di, v1beta1.ConditionActive)()).To(Equal("False/NotMatched"))
 
 	// No traffic: the guard reads "0".
-	prom.set(func(p *fakePrometheus) { p.ratio = "" })
+	prom.Set("")
 	eventually(t, stateStatus(state)).Should(Equal(`200 "0"`))
 
 	// A lasting high ratio flips the DynamicIngress.
-	prom.set(func(p *fakePrometheus) { p.ratio = "0.31" })
+	prom.Set("0.31")
 	eventually(t, stateStatus(state)).Should(Equal(`200 "0.31"`))
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
 	eventually(t, backendOf(t, ns, "shop")).Should(Equal("sorry"))
@@ -133,10 +81,11 @@ func TestBodyExpressionRecordsAPrometheusAnswerQuietly(t *testing.T) {
 	// message never holds the body; after failureThreshold the response
 	// is cleared and Retain keeps the DynamicIngress active.
 	failures := expressionFailures(t, ns, state.Name)
-	prom.set(func(p *fakePrometheus) { p.failing = true })
+	prom.Fail(true)
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("False/ProbeFailed"))
 	ready := readyMessage(t, state)
-	NewWithT(t).Expect(ready).To(Equal("GET " + prom.url[:len(prom.url)-len("?query=errors:ratio_rate5m")] + ": bodyExpression failed: no such key: data"))
+	endpoint, _, _ := strings.Cut(prom.URL, "?")
+	NewWithT(t).Expect(ready).To(Equal("GET " + endpoint + ": bodyExpression failed: no such key: data"))
 	eventually(t, stateStatus(state)).Should(Equal(` ""`))
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/NoResponse"))
 	NewWithT(t).Expect(backendOf(t, ns, "shop")()).To(Equal("sorry"))

@@ -194,7 +194,8 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	status := nextStatus(sw, active, ready)
-	toWrite := status != nil || r.announced.pending(req.NamespacedName)
+	_, pending := r.announced.mode(req.NamespacedName)
+	toWrite := status != nil || pending
 	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
 		// Enqueued again once the targets of the state change are written.
 		return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
@@ -258,8 +259,8 @@ func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, s
 	if live != nil && !metav1.IsControlledBy(live, sw) {
 		return nil, nil
 	}
-	if live == nil && meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive) == nil &&
-		!r.announced.pending(client.ObjectKeyFromObject(sw)) {
+	_, pending := r.announced.mode(client.ObjectKeyFromObject(sw))
+	if live == nil && !pending && meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive) == nil {
 		// Nothing written yet: no target is no mode (a new switch starts
 		// passive), even when one mode's template is null.
 		return nil, nil

@@ -1,50 +1,15 @@
 package e2e
 
 import (
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
-
-// promServer answers instant queries like the Prometheus HTTP API, with an
-// evaluation time that is new at every answer and the ratio it is told;
-// once, when set, is answered to the next query only.
-type promServer struct {
-	mu          sync.Mutex
-	ratio, once string
-	clock       float64
-}
-
-func (p *promServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if r.URL.Path != "/api/v1/query" || r.URL.Query().Get("query") == "" {
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"missing query"}`)
-		return
-	}
-	p.clock += 1.013
-	ratio := p.ratio
-	if p.once != "" {
-		ratio, p.once = p.once, ""
-	}
-	_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%.3f,%q]}]}}`, p.clock, ratio)
-}
-
-func (p *promServer) set(ratio, once string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ratio, p.once = ratio, once
-}
 
 // TestPrometheusKillSwitchRecipe applies config/samples/recipes/
 // prometheus-killswitch.yaml as a user would, with its URL pointed at a
@@ -53,14 +18,16 @@ func (p *promServer) set(ratio, once string) {
 // answer flips nothing, a lasting high ratio sends the storefront to the
 // sorry page, and it comes back when the ratio falls.
 func TestPrometheusKillSwitchRecipe(t *testing.T) {
-	prom := &promServer{ratio: "0.02", clock: 1764000000}
-	srv := httptest.NewServer(prom)
-	defer srv.Close()
+	prom, err := controlplane.StartPrometheus("127.0.0.1:0", "0.02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = prom.Close() }()
 	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config/samples/recipes/prometheus-killswitch.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifest := regexp.MustCompile(`http://prometheus\.monitoring\.svc:9090`).ReplaceAllString(string(raw), srv.URL)
+	manifest := regexp.MustCompile(`http://prometheus\.monitoring\.svc:9090`).ReplaceAllString(string(raw), "http://"+prom.Addr)
 	manifest = strings.Replace(manifest, "interval: 15s", "interval: 1s", 1)
 	manifest = strings.Replace(manifest, "timeout: 5s", "timeout: 500ms", 1)
 	if manifest == string(raw) || !strings.Contains(manifest, "interval: 1s") {
@@ -86,7 +53,7 @@ func TestPrometheusKillSwitchRecipe(t *testing.T) {
 
 	// One odd answer: nothing is recorded, nothing flips, and the
 	// changing timestamps move nothing either.
-	prom.set("0.02", "0.9")
+	prom.Once("0.9")
 	time.Sleep(4 * time.Second)
 	if got := body(); got != "0.02" {
 		t.Errorf("after one answer of 0.9 the state records %q, want 0.02", got)
@@ -99,12 +66,12 @@ func TestPrometheusKillSwitchRecipe(t *testing.T) {
 	}
 
 	// A lasting high ratio flips; a low one flips back.
-	prom.set("0.31", "")
+	prom.Set("0.31")
 	kubectl(t, "", "wait", "-n", ns, "di", "storefront-auto-killswitch", "--for=condition=Active", "--timeout=20s")
 	if got := backend(); got != "sorry-page" {
 		t.Errorf("at 0.31 the Ingress serves %q, want sorry-page", got)
 	}
-	prom.set("NaN", "")
+	prom.Set("NaN")
 	kubectl(t, "", "wait", "-n", ns, "di", "storefront-auto-killswitch", "--for=condition=Active=False", "--timeout=20s")
 	if got := backend(); got != "storefront" {
 		t.Errorf("with no traffic (NaN) the Ingress serves %q, want storefront", got)
