@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 )
 
 // decemberMinutes is open every minute of December: one run of 44640
@@ -66,7 +67,7 @@ func TestScheduledStatusBeyondTheHorizon(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, wake := scheduledStatus(scheduleState(tt.schedule), metav1.NewTime(mustTime(t, tt.now)))
+			status, wake := decision.ScheduledStatus(scheduleState(tt.schedule), metav1.NewTime(mustTime(t, tt.now)))
 			var want, got struct{ Next, Message, Wake string }
 			want.Next, want.Message, want.Wake = tt.wantNext, tt.wantMessage, tt.wantWake
 			if status.NextTransitionTime != nil {
@@ -79,7 +80,7 @@ func TestScheduledStatusBeyondTheHorizon(t *testing.T) {
 				got.Wake = wake.UTC().Format(time.RFC3339)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("scheduledStatus at %s (-want +got):\n%s", tt.now, diff)
+				t.Errorf("decision.ScheduledStatus at %s (-want +got):\n%s", tt.now, diff)
 			}
 		})
 	}
@@ -106,11 +107,11 @@ func TestBoundaryTimersFollowARunPastTheHorizon(t *testing.T) {
 	}
 	var got []reconcile
 	for range 40 {
-		status, wake := scheduledStatus(state, metav1.NewTime(clk.Now()))
+		status, wake := decision.ScheduledStatus(state, metav1.NewTime(clk.Now()))
 		state.Status = status
 		got = append(got, reconcile{At: clk.Now(), Body: status.Body, Wake: wake})
 		b.set("ns/december", wake)
-		if wake.IsZero() || status.Body == scheduleClosedBody {
+		if wake.IsZero() || status.Body == decision.ScheduleClosedBody {
 			break
 		}
 		before := woken
@@ -128,11 +129,11 @@ func TestBoundaryTimersFollowARunPastTheHorizon(t *testing.T) {
 	// the end.
 	var want []reconcile
 	for day := 0; day < 24; day++ {
-		want = append(want, reconcile{At: start.AddDate(0, 0, day), Body: scheduleOpenBody, Wake: start.AddDate(0, 0, day+1)})
+		want = append(want, reconcile{At: start.AddDate(0, 0, day), Body: decision.ScheduleOpenBody, Wake: start.AddDate(0, 0, day+1)})
 	}
 	end := mustTime(t, "2027-01-01T00:00:00Z")
-	want = append(want, reconcile{At: start.AddDate(0, 0, 24), Body: scheduleOpenBody, Wake: end})
-	want = append(want, reconcile{At: end, Body: scheduleClosedBody, Wake: mustTime(t, "2027-12-01T00:00:00Z")})
+	want = append(want, reconcile{At: start.AddDate(0, 0, 24), Body: decision.ScheduleOpenBody, Wake: end})
+	want = append(want, reconcile{At: end, Body: decision.ScheduleClosedBody, Wake: mustTime(t, "2027-12-01T00:00:00Z")})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reconciles (-want +got):\n%s", diff)
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
@@ -133,10 +134,10 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 		status = probedStatus(state, obs, now)
 	case state.Spec.FixedResponse != nil:
 		r.stopProbing(key, req)
-		status = fixedStatus(state, now)
+		status = decision.FixedStatus(state, now)
 	case state.Spec.Schedule != nil:
 		r.stopProbing(key, req)
-		status, nextBoundary = scheduledStatus(state, now)
+		status, nextBoundary = decision.ScheduledStatus(state, now)
 	default:
 		// The schema forbids this; nothing to report.
 		r.Scheduler.Remove(key)

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
@@ -165,7 +166,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	active := activeCondition(sw, state, current)
+	active := decision.Active(sw, state, current)
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
 	if lag := (*cacheLagError)(nil); errors.As(syncErr, &lag) {
@@ -242,13 +243,13 @@ func (r *SwitchReconciler) announceSwitch(sw target.Switch, state *v1beta1.Dynam
 
 // retainedMode is the mode the target is in now when the switch's mode
 // depends on it (failurePolicy Retain while the state gives no answer),
-// read from the target's shape; nil otherwise, or when the shape does not
-// tell. The cache holds this manager's last write to the target (getTarget
-// waits for it), so this is the mode the operator last wrote, and after a
-// restart the mode the target shows.
+// read from the target's shape (decision.Current); nil otherwise. The cache
+// holds this manager's last write to the target (getTarget waits for it),
+// so this is the mode the operator last wrote, and after a restart the mode
+// the target shows.
 func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, state *v1beta1.DynamicIngressState) (*bool, error) {
 	key := target.Key(sw)
-	if !retainsMode(sw, state) || key.Namespace != sw.GetNamespace() {
+	if !decision.RetainsMode(sw, state) || key.Namespace != sw.GetNamespace() {
 		// A target in another namespace is refused by syncTarget, unread.
 		return nil, nil
 	}
@@ -256,16 +257,16 @@ func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, s
 	if err != nil {
 		return nil, err
 	}
-	if live != nil && !metav1.IsControlledBy(live, sw) {
-		return nil, nil
+	return decision.Current(r.Kind, sw, state, live, r.pendingMode(sw)), nil
+}
+
+// pendingMode is the mode of the switch's last announced target write that
+// its status does not show yet, nil when there is none.
+func (r *SwitchReconciler) pendingMode(sw target.Switch) *bool {
+	if mode, ok := r.announced.mode(client.ObjectKeyFromObject(sw)); ok {
+		return &mode
 	}
-	_, pending := r.announced.mode(client.ObjectKeyFromObject(sw))
-	if live == nil && !pending && meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive) == nil {
-		// Nothing written yet: no target is no mode (a new switch starts
-		// passive), even when one mode's template is null.
-		return nil, nil
-	}
-	return r.knownMode(sw, r.modeOf(sw, live)), nil
+	return nil
 }
 
 // knownMode is from, the mode a target's shape tells, or, when the shape
@@ -277,23 +278,13 @@ func (r *SwitchReconciler) knownMode(sw target.Switch, from *bool) *bool {
 	if from != nil {
 		return from
 	}
-	if mode, ok := r.announced.mode(client.ObjectKeyFromObject(sw)); ok {
-		return &mode
-	}
-	return nil
+	return r.pendingMode(sw)
 }
 
 // modeOf is the mode a live target (nil when there is none) is in, nil when
 // its shape does not tell.
 func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
-	if live != nil && !live.GetDeletionTimestamp().IsZero() {
-		live = nil
-	}
-	active, known, err := target.ModeOf(r.Kind, sw, live)
-	if err != nil || !known {
-		return nil
-	}
-	return &active
+	return decision.TargetMode(r.Kind, sw, live)
 }
 
 // getState returns the DynamicIngressState named in spec.state, nil when it
@@ -344,7 +335,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 			message: fmt.Sprintf("%s %s exists and is not controlled by this %s; it is left untouched", targetKind, key, r.Kind.SwitchKind())}, false, nil
 	}
 
-	mode := modeName(active)
+	mode := decision.ModeName(active)
 	desired, err := target.Render(r.Kind, sw, active)
 	if err != nil {
 		return unwritten(applyFailed(err))

@@ -9,102 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
-
-// activeCondition decides the mode (docs/behaviour.md, "Deciding the
-// mode"): spec.override pins it; otherwise the state's response is compared
-// with spec.expected, and when the state gives no answer spec.failurePolicy
-// says which mode follows. state is nil when it does not exist. current is
-// the mode the target is in now, nil when unknown (see retainedMode).
-func activeCondition(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
-	cond := followState(sw, state, current)
-	if override := sw.SwitchSpec().Override; override != "" {
-		would := cond
-		cond.Status = conditionStatus(override == v1beta1.ModeActive)
-		cond.Reason = v1beta1.ReasonOverridden
-		cond.Message = fmt.Sprintf("spec.override pins %s mode; the state would select %s mode (%s)",
-			modeName(cond.Status == metav1.ConditionTrue), modeName(would.Status == metav1.ConditionTrue), would.Message)
-	}
-	return cond
-}
-
-// followState is the Active condition the state selects.
-func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
-	spec := sw.SwitchSpec()
-	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
-	if state == nil {
-		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Status = noAnswerStatus(sw, current)
-		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", spec.State, policyPhrase(spec, cond.Status))
-		return cond
-	}
-	want := match.Expected{StatusCode: spec.Expected.StatusCode, Body: spec.Expected.Body,
-		BodyMatch: match.BodyMatch(spec.Expected.BodyMatch), Expression: spec.Expected.Expression}
-	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
-	result := match.Evaluate(want, got)
-	switch result.Outcome {
-	case match.Matched:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = v1beta1.ReasonMatched
-		cond.Message = fmt.Sprintf("State %q responded %s as expected", state.Name, got.StatusCode)
-	case match.NotMatched:
-		cond.Reason = v1beta1.ReasonNotMatched
-		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected: %s", state.Name, got.StatusCode, result.Detail)
-	default:
-		cond.Reason = v1beta1.ReasonNoResponse
-		cond.Status = noAnswerStatus(sw, current)
-		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(spec, cond.Status))
-	}
-	return cond
-}
-
-// noAnswerStatus is the Active status spec.failurePolicy selects while the
-// state gives no answer. Retain keeps the mode the target is in now
-// (current), not the one the status shows: statuses are written after a
-// flip's targets, so the status may lag behind. When the target's shape
-// does not tell, the status decides; a DynamicIngress that has none yet
-// starts passive.
-func noAnswerStatus(sw target.Switch, current *bool) metav1.ConditionStatus {
-	switch sw.SwitchSpec().FailurePolicy {
-	case v1beta1.FailurePolicyActive:
-		return metav1.ConditionTrue
-	case v1beta1.FailurePolicyRetain:
-		if current != nil {
-			return conditionStatus(*current)
-		}
-		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
-			return metav1.ConditionTrue
-		}
-	}
-	return metav1.ConditionFalse
-}
-
-// retainsMode says whether the mode depends on the target's current mode:
-// failurePolicy Retain, no override, and a state that gives no answer.
-func retainsMode(sw target.Switch, state *v1beta1.DynamicIngressState) bool {
-	spec := sw.SwitchSpec()
-	return spec.FailurePolicy == v1beta1.FailurePolicyRetain && spec.Override == "" &&
-		(state == nil || state.Status.StatusCode == "")
-}
-
-// policyPhrase says which mode the failure policy selected.
-func policyPhrase(spec v1beta1.SwitchSpec, status metav1.ConditionStatus) string {
-	policy := spec.FailurePolicy
-	if policy == "" {
-		policy = v1beta1.FailurePolicyPassive
-	}
-	return fmt.Sprintf("spec.failurePolicy %s selects %s mode", policy, modeName(status == metav1.ConditionTrue))
-}
-
-// conditionStatus is True or False.
-func conditionStatus(b bool) metav1.ConditionStatus {
-	if b {
-		return metav1.ConditionTrue
-	}
-	return metav1.ConditionFalse
-}
 
 // targetResult is what syncing the target came to.
 type targetResult struct {
@@ -127,7 +34,7 @@ func readyCondition(sw target.Switch, stateFound bool, active metav1.Condition, 
 	case !stateFound:
 		cond.Reason = v1beta1.ReasonStateNotFound
 		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; the target follows the %s template",
-			sw.SwitchSpec().State, modeName(active.Status == metav1.ConditionTrue))
+			sw.SwitchSpec().State, decision.ModeName(active.Status == metav1.ConditionTrue))
 	default:
 		cond.Status = metav1.ConditionTrue
 	}
@@ -192,15 +99,7 @@ func switchedEvent(active metav1.Condition) eventRecord {
 		action = "SwitchToActive"
 	}
 	return eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, action,
-		fmt.Sprintf("Switched to %s mode: %s", modeName(isActive), active.Message)}
-}
-
-// modeName names the mode a condition selects, for messages and events.
-func modeName(active bool) string {
-	if active {
-		return "active"
-	}
-	return "passive"
+		fmt.Sprintf("Switched to %s mode: %s", decision.ModeName(isActive), active.Message)}
 }
 
 // firstClaimant names the switch of list, other than sw, that names the

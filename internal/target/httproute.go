@@ -81,6 +81,9 @@ func (HTTPRoute) TargetGVK() schema.GroupVersionKind {
 // NewTarget implements Kind.
 func (HTTPRoute) NewTarget() client.Object { return &gatewayv1.HTTPRoute{} }
 
+// NewTargetList implements Kind.
+func (HTTPRoute) NewTargetList() client.ObjectList { return &gatewayv1.HTTPRouteList{} }
+
 // TargetSpec implements Kind.
 func (HTTPRoute) TargetSpec(obj client.Object) any { return obj.(*gatewayv1.HTTPRoute).Spec }
 

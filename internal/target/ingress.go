@@ -42,6 +42,9 @@ func (Ingress) TargetGVK() schema.GroupVersionKind {
 // NewTarget implements Kind.
 func (Ingress) NewTarget() client.Object { return &networkingv1.Ingress{} }
 
+// NewTargetList implements Kind.
+func (Ingress) NewTargetList() client.ObjectList { return &networkingv1.IngressList{} }
+
 // TargetSpec implements Kind.
 func (Ingress) TargetSpec(obj client.Object) any { return obj.(*networkingv1.Ingress).Spec }
 

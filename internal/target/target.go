@@ -50,8 +50,10 @@ type Kind interface {
 	SwitchItems(list client.ObjectList) []Switch
 	// TargetGVK is the target's group, version and kind.
 	TargetGVK() schema.GroupVersionKind
-	// NewTarget returns an empty typed target object.
+	// NewTarget returns an empty typed target object; NewTargetList a
+	// list of them.
 	NewTarget() client.Object
+	NewTargetList() client.ObjectList
 	// TargetSpec returns the spec of a target object made by NewTarget.
 	TargetSpec(obj client.Object) any
 	// Template returns the template of a mode, false when that mode has no

@@ -1,0 +1,167 @@
+// Package decision is what the operator decides, as pure functions on
+// values: the mode a switch's state selects (matching, failure policy,
+// override) and the response a fixed or schedule state gives at a moment.
+// The manager's reconcilers and the kubectl dynamic plugin both call it, so
+// a preview cannot disagree with what the operator does
+// (docs/behaviour.md, docs/kubectl-dynamic.md).
+package decision
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// Active decides the mode (docs/behaviour.md, "Deciding the
+// mode"): spec.override pins it; otherwise the state's response is compared
+// with spec.expected, and when the state gives no answer spec.failurePolicy
+// says which mode follows. state is nil when it does not exist. current is
+// the mode the target is in now, nil when unknown (see retainedMode).
+func Active(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
+	cond := followState(sw, state, current)
+	if override := sw.SwitchSpec().Override; override != "" {
+		would := cond
+		cond.Status = ConditionStatus(override == v1beta1.ModeActive)
+		cond.Reason = v1beta1.ReasonOverridden
+		cond.Message = fmt.Sprintf("spec.override pins %s mode; the state would select %s mode (%s)",
+			ModeName(cond.Status == metav1.ConditionTrue), ModeName(would.Status == metav1.ConditionTrue), would.Message)
+	}
+	return cond
+}
+
+// followState is the Active condition the state selects.
+func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
+	spec := sw.SwitchSpec()
+	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
+	if state == nil {
+		cond.Reason = v1beta1.ReasonStateNotFound
+		cond.Status = noAnswerStatus(sw, current)
+		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", spec.State, policyPhrase(spec, cond.Status))
+		return cond
+	}
+	want := match.Expected{StatusCode: spec.Expected.StatusCode, Body: spec.Expected.Body,
+		BodyMatch: match.BodyMatch(spec.Expected.BodyMatch), Expression: spec.Expected.Expression}
+	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
+	result := match.Evaluate(want, got)
+	switch result.Outcome {
+	case match.Matched:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = v1beta1.ReasonMatched
+		cond.Message = fmt.Sprintf("State %q responded %s as expected", state.Name, got.StatusCode)
+	case match.NotMatched:
+		cond.Reason = v1beta1.ReasonNotMatched
+		cond.Message = fmt.Sprintf("State %q responded %s, which does not match spec.expected: %s", state.Name, got.StatusCode, result.Detail)
+	default:
+		cond.Reason = v1beta1.ReasonNoResponse
+		cond.Status = noAnswerStatus(sw, current)
+		cond.Message = fmt.Sprintf("State %q has no response; %s", state.Name, policyPhrase(spec, cond.Status))
+	}
+	return cond
+}
+
+// noAnswerStatus is the Active status spec.failurePolicy selects while the
+// state gives no answer. Retain keeps the mode the target is in now
+// (current), not the one the status shows: statuses are written after a
+// flip's targets, so the status may lag behind. When the target's shape
+// does not tell, the status decides; a DynamicIngress that has none yet
+// starts passive.
+func noAnswerStatus(sw target.Switch, current *bool) metav1.ConditionStatus {
+	switch sw.SwitchSpec().FailurePolicy {
+	case v1beta1.FailurePolicyActive:
+		return metav1.ConditionTrue
+	case v1beta1.FailurePolicyRetain:
+		if current != nil {
+			return ConditionStatus(*current)
+		}
+		if prev := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive); prev != nil && prev.Status == metav1.ConditionTrue {
+			return metav1.ConditionTrue
+		}
+	}
+	return metav1.ConditionFalse
+}
+
+// RetainsMode says whether the mode depends on the target's current mode:
+// failurePolicy Retain, no override, and a state that gives no answer.
+func RetainsMode(sw target.Switch, state *v1beta1.DynamicIngressState) bool {
+	spec := sw.SwitchSpec()
+	return spec.FailurePolicy == v1beta1.FailurePolicyRetain && spec.Override == "" &&
+		(state == nil || state.Status.StatusCode == "")
+}
+
+// policyPhrase says which mode the failure policy selected.
+func policyPhrase(spec v1beta1.SwitchSpec, status metav1.ConditionStatus) string {
+	policy := spec.FailurePolicy
+	if policy == "" {
+		policy = v1beta1.FailurePolicyPassive
+	}
+	return fmt.Sprintf("spec.failurePolicy %s selects %s mode", policy, ModeName(status == metav1.ConditionTrue))
+}
+
+// ConditionStatus is True or False.
+func ConditionStatus(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+// ModeName names the mode a condition selects, for messages and events.
+func ModeName(active bool) string {
+	if active {
+		return "active"
+	}
+	return "passive"
+}
+
+// TargetMode is the mode a live target (nil when there is none) is in, from
+// its shape; nil when the shape does not tell (it follows neither template,
+// or both alike) or the target is being deleted.
+func TargetMode(kind target.Kind, sw target.Switch, live client.Object) *bool {
+	if live != nil && !live.GetDeletionTimestamp().IsZero() {
+		live = nil
+	}
+	active, known, err := target.ModeOf(kind, sw, live)
+	if err != nil || !known {
+		return nil
+	}
+	return &active
+}
+
+// Current is the mode the decision keeps under failurePolicy Retain while
+// the state gives no answer (see RetainsMode): the mode the live target's
+// shape tells (live is nil when there is none, and must be in the switch's
+// namespace); when the shape tells nothing, pending, the mode of a target
+// write whose status has not caught up yet (nil when there is none or the
+// caller cannot know). It is nil when the decision does not depend on it,
+// when the target is not the switch's, and for a switch that has written
+// nothing yet (a new switch starts passive, even when a mode's template is
+// null). Active(sw, state, Current(...)) is the decision.
+func Current(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressState, live client.Object, pending *bool) *bool {
+	if !RetainsMode(sw, state) {
+		return nil
+	}
+	if live != nil && !metav1.IsControlledBy(live, sw) {
+		return nil
+	}
+	if live == nil && pending == nil && meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionActive) == nil {
+		return nil
+	}
+	if mode := TargetMode(kind, sw, live); mode != nil {
+		return mode
+	}
+	return pending
+}
+
+// Decide is the Active condition of a switch whose target is live (nil when
+// there is none): the decision the operator makes, as the plugin shows it,
+// with no target write pending.
+func Decide(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressState, live client.Object) metav1.Condition {
+	return Active(sw, state, Current(kind, sw, state, live, nil))
+}
