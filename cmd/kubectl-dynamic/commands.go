@@ -1,0 +1,321 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+)
+
+// jsonBytes encodes the plugin's own report types (not Kubernetes objects).
+func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }
+
+// dryRunWorkers bounds preview's dry runs in flight.
+const dryRunWorkers = 16
+
+func newStatusCommand(o *options) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status STATE",
+		Short: "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape",
+		Args:  exactArgs(1, "one STATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, ns, err := o.connect()
+			if err != nil {
+				return err
+			}
+			snap, err := plugin.Read(cmd.Context(), c, plugin.Kinds(cmd.Context(), c), ns, args[0])
+			if err != nil {
+				return err
+			}
+			report, err := plugin.Status(snap)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printData(o, output, report)
+			}
+			return printStatus(o, report)
+		},
+	}
+	outputFlag(cmd.Flags(), &output)
+	return cmd
+}
+
+func printStatus(o *options, r plugin.Report) error {
+	s := r.State
+	line := fmt.Sprintf("State %s/%s: ", s.Namespace, s.Name)
+	if s.StatusCode == "" {
+		line += "no response"
+	} else {
+		line += "HTTP " + s.StatusCode
+	}
+	if s.Reason != "" {
+		line += ", " + s.Reason
+	}
+	if s.NextTransitionTime != "" {
+		line += ", next transition " + s.NextTransitionTime
+	}
+	fmt.Fprintln(o.streams.Out, line)
+	if len(r.Switches) > 0 {
+		w := printers.GetNewTabWriter(o.streams.Out)
+		fmt.Fprintln(w, "KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED")
+		for _, sw := range r.Switches {
+			accepted := sw.Accepted
+			if accepted == "" {
+				accepted = "-"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, sw.Name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(o.streams.Out, r.Summary.String())
+	return err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func newPreviewCommand(o *options) *cobra.Command {
+	var (
+		output, code, body, bodyFile, at string
+		exitCode                         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "preview STATE (--status CODE [--body TEXT|--body-file FILE] | --at RFC3339)",
+		Short: "Show which switches would change mode if the state answered CODE (or at a time), and the diff of each target; writes nothing",
+		Args:  exactArgs(1, "one STATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			answer, when, err := previewInput(cmd, code, body, bodyFile, at)
+			if err != nil {
+				return err
+			}
+			c, ns, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			snap, err := plugin.Read(ctx, c, plugin.Kinds(ctx, c), ns, args[0])
+			if err != nil {
+				return err
+			}
+			would := plugin.WithAnswer(snap.State, answer)
+			if !when.IsZero() {
+				if would, err = plugin.ScheduledAt(snap.State, when); err != nil {
+					return err
+				}
+			}
+			report := plugin.PreviewReport{Changes: plugin.Changes(snap, would)}
+			if err := plugin.DryRunDiffs(ctx, c, report.Changes, dryRunWorkers); err != nil {
+				return err
+			}
+			if output != "" {
+				err = printData(o, output, report)
+			} else {
+				err = printPreview(o, snap.State.Name, answer, when, would.Status.StatusCode, would.Status.Body, report)
+			}
+			if err == nil && exitCode && len(report.Changes) > 0 {
+				return exitStatus(1)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&code, "status", "", "The HTTP status code the state would answer, e.g. 503")
+	cmd.Flags().StringVar(&body, "body", "", "The body it would answer with (with --status)")
+	cmd.Flags().StringVar(&bodyFile, "body-file", "", "Read the body from this file (with --status)")
+	cmd.Flags().StringVar(&at, "at", "", "For a schedule state: the moment to preview, RFC 3339 (e.g. 2026-12-24T00:00:00Z)")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "Exit 1 when some switch would change mode, 0 when none would")
+	outputFlag(cmd.Flags(), &output)
+	return cmd
+}
+
+// previewInput reads preview's flags: a response, or a moment.
+func previewInput(cmd *cobra.Command, code, body, bodyFile, at string) (plugin.Answer, time.Time, error) {
+	usage := func(format string, args ...any) (plugin.Answer, time.Time, error) {
+		return plugin.Answer{}, time.Time{}, &plugin.UsageError{Err: fmt.Errorf(format, args...)}
+	}
+	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	switch {
+	case set("status") == set("at"):
+		return usage("give exactly one of --status CODE or --at RFC3339")
+	case set("at") && (set("body") || set("body-file")):
+		return usage("--body and --body-file go with --status, not --at")
+	case set("body") && set("body-file"):
+		return usage("give --body or --body-file, not both")
+	case set("at"):
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return usage("--at %q is not an RFC 3339 time such as 2026-12-24T00:00:00Z", at)
+		}
+		return plugin.Answer{}, t, nil
+	}
+	if len(code) != 3 || strings.Trim(code, "0123456789") != "" || code[0] < '1' || code[0] > '5' {
+		return usage("--status %q is not an HTTP status code (100-599)", code)
+	}
+	if bodyFile != "" {
+		raw, err := os.ReadFile(bodyFile)
+		if err != nil {
+			return plugin.Answer{}, time.Time{}, fmt.Errorf("reading --body-file: %w", err)
+		}
+		body = string(raw)
+	}
+	return plugin.Answer{StatusCode: code, Body: body}, time.Time{}, nil
+}
+
+func printPreview(o *options, state string, a plugin.Answer, at time.Time, code, body string, r plugin.PreviewReport) error {
+	out := o.streams.Out
+	what := fmt.Sprintf("If state %q answered %s", state, code)
+	if body != "" {
+		what += " " + abbreviate(body, 60)
+	}
+	if !at.IsZero() {
+		what = fmt.Sprintf("At %s state %q would answer %s %s", at.UTC().Format(time.RFC3339), state, code, body)
+	}
+	_ = a
+	if len(r.Changes) == 0 {
+		_, err := fmt.Fprintf(out, "%s: no switch would change mode\n", what)
+		return err
+	}
+	fmt.Fprintf(out, "%s: %d %s would change mode\n", what, len(r.Changes), plural(len(r.Changes), "switch", "switches"))
+	for _, ch := range r.Changes {
+		fmt.Fprintf(out, "\n%s %q (target %s): %s -> %s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To)
+		if ch.Note != "" {
+			fmt.Fprintf(out, "  %s\n", ch.Note)
+		}
+		fmt.Fprint(out, ch.Diff)
+	}
+	return nil
+}
+
+func abbreviate(s string, n int) string {
+	s = oneLine(s)
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func newWaitCommand(o *options) *cobra.Command {
+	var (
+		timeout  time.Duration
+		accepted bool
+	)
+	cmd := &cobra.Command{
+		Use:   "wait STATE [--timeout 60s] [--accepted]",
+		Short: "Wait until every switch of the state has its target in the shape the state's response selects and its status says so",
+		Args:  exactArgs(1, "one STATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout <= 0 {
+				return &plugin.UsageError{Err: errors.New("--timeout must be positive")}
+			}
+			c, ns, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			took, report, err := plugin.Wait(ctx, c, plugin.Kinds(ctx, c), plugin.WaitOptions{
+				Namespace: ns, State: args[0], Timeout: timeout, Accepted: accepted, Interval: 250 * time.Millisecond})
+			if err != nil {
+				return err
+			}
+			what := "in shape"
+			if accepted {
+				what = "in shape and accepted"
+			}
+			sum := report.Summary
+			_, err = fmt.Fprintf(o.streams.Out, "State %q: all %d %s %s (%d active, %d passive) after %s\n", args[0],
+				sum.Total, plural(sum.Total, "switch", "switches"), what, sum.Active, sum.Passive, took.Round(time.Millisecond))
+			return err
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "How long to wait before giving up (exit 1)")
+	cmd.Flags().BoolVar(&accepted, "accepted", false, "Also wait until every parent of each DynamicHTTPRoute's HTTPRoute accepted its current generation")
+	return cmd
+}
+
+func newOverrideCommand(o *options) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "override KIND/NAME active|passive|none",
+		Short: "Set spec.override of a switch (none removes it), and show its mode and what its state would select",
+		Args:  exactArgs(2, "KIND/NAME and a mode"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			kindName, name, ok := strings.Cut(args[0], "/")
+			if !ok || name == "" {
+				return &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", args[0])}
+			}
+			mode, err := plugin.ParseMode(args[1])
+			if err != nil {
+				return err
+			}
+			c, ns, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			kind, err := plugin.KindOf(plugin.Kinds(ctx, c), kindName)
+			if err != nil {
+				return err
+			}
+			result, err := plugin.Override(ctx, c, kind, ns, name, mode)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printData(o, output, result)
+			}
+			_, err = fmt.Fprintln(o.streams.Out, result.String())
+			return err
+		},
+	}
+	outputFlag(cmd.Flags(), &output)
+	return cmd
+}
+
+// checkOutput refuses an -o other than json or yaml before anything is read.
+func checkOutput(output string) error {
+	switch output {
+	case "", "json", "yaml":
+		return nil
+	}
+	return &plugin.UsageError{Err: fmt.Errorf("-o %q: use json or yaml", output)}
+}
+
+// connect is the client and the namespace.
+func (o *options) connect() (c client.Client, ns string, err error) {
+	if ns, err = o.namespace(); err != nil {
+		return nil, "", err
+	}
+	c, err = o.client()
+	return c, ns, err
+}

@@ -1,0 +1,161 @@
+// Command kubectl-dynamic is the kubectl plugin of dynamic-ingress-operator
+// (docs/kubectl-dynamic.md): `kubectl dynamic status|preview|wait|override`
+// show a state's switches, what a response would change, wait for a flip to
+// be in place, and pin a switch. It reads the cluster as the user's
+// kubeconfig allows and writes only where a command says so. The decisions
+// it shows are the manager's own (package decision); this is wiring only.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/version"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// exitStatus ends a command with a status and no message: preview
+// --exit-code when something would change.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// run runs the command line args and returns the exit status: 0, 1 for
+// errors (one line on stderr, naming the object), 2 for usage.
+func run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
+	root := newRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var status exitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &status):
+		return int(status)
+	}
+	fmt.Fprintln(streams.ErrOut, "error: "+oneLine(err.Error()))
+	if isUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// isUsage says whether err is about the command line rather than the
+// cluster.
+func isUsage(err error) bool {
+	var usage *plugin.UsageError
+	if errors.As(err, &usage) {
+		return true
+	}
+	// cobra's own errors for an unknown command or flag.
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag") || strings.HasPrefix(msg, "flag needs an argument")
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// options are what every command shares: the kubeconfig flags, as kubectl
+// has them, and the client they make.
+type options struct {
+	config  *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+}
+
+// namespace is -n, or the kubeconfig context's namespace.
+func (o *options) namespace() (string, error) {
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	return ns, err
+}
+
+// client is a client of the cluster the kubeconfig flags name.
+func (o *options) client() (client.Client, error) {
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams}
+	root := &cobra.Command{
+		Use:   "kubectl-dynamic",
+		Short: "See, preview and wait on the flips of dynamic-ingress-operator",
+		Long: `kubectl dynamic answers what an on-call engineer asks before and after a flip:
+which switches follow a state and whether their targets are in shape (status),
+what a response would change (preview), when a flip is in place (wait), and pins
+a switch to a mode (override). Docs: docs/kubectl-dynamic.md.`,
+		Version:       version.String(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl dynamic"},
+	}
+	root.SetVersionTemplate("kubectl-dynamic {{.Version}}\n")
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &plugin.UsageError{Err: err} })
+	o.config.AddFlags(root.PersistentFlags())
+	root.AddCommand(newStatusCommand(o), newPreviewCommand(o), newWaitCommand(o), newOverrideCommand(o))
+	return root
+}
+
+// exactArgs is cobra.ExactArgs, as a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &plugin.UsageError{Err: fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+		}
+		return nil
+	}
+}
+
+// outputFlag adds -o json|yaml.
+func outputFlag(flags *pflag.FlagSet, output *string) {
+	flags.StringVarP(output, "output", "o", "", "Output format: json or yaml (default: a table for people)")
+}
+
+// printData prints v (a plain Go value, not a Kubernetes object) with
+// cli-runtime's JSON or YAML printer.
+func printData(o *options, output string, v any) error {
+	printer, err := genericclioptions.NewJSONYamlPrintFlags().ToPrinter(output)
+	if err != nil {
+		return &plugin.UsageError{Err: err}
+	}
+	raw, err := jsonBytes(v)
+	if err != nil {
+		return err
+	}
+	return printer.PrintObj(&runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}, o.streams.Out)
+}

@@ -1,0 +1,141 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// UsageError is a command line the plugin cannot run: exit status 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// KindOf is the switch kind a KIND of `override KIND/NAME` names: the
+// kind, its plural or its short name, in any case, with or without the
+// API group.
+func KindOf(kinds []target.Kind, name string) (target.Kind, error) {
+	n := strings.ToLower(name)
+	n = strings.TrimSuffix(n, "."+v1beta1.GroupVersion.Group)
+	for _, kind := range kinds {
+		singular := strings.ToLower(kind.SwitchKind())
+		short := map[string]string{"dynamicingress": "di", "dynamichttproute": "dhr"}[singular]
+		if n == singular || n == singular+"s" || n == singular+"es" || n == short {
+			return kind, nil
+		}
+	}
+	return nil, &UsageError{fmt.Errorf("%q is not a switch kind: use dynamicingress (di) or dynamichttproute (dhr)", name)}
+}
+
+// ParseMode is spec.override for active, passive or none.
+func ParseMode(s string) (v1beta1.Mode, error) {
+	switch s {
+	case "active":
+		return v1beta1.ModeActive, nil
+	case "passive":
+		return v1beta1.ModePassive, nil
+	case "none":
+		return "", nil
+	}
+	return "", &UsageError{fmt.Errorf("mode %q: use active, passive or none", s)}
+}
+
+// OverrideResult is what `kubectl dynamic override` did.
+type OverrideResult struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Override string `json:"override"`
+	// Mode is the mode the operator decides for the switch now; StateSelects
+	// the mode its state would select without the override.
+	Mode         string `json:"mode"`
+	StateSelects string `json:"stateSelects"`
+	State        string `json:"state"`
+}
+
+// String is the line the command prints.
+func (r OverrideResult) String() string {
+	if r.Override == "none" {
+		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode", r.Kind, r.Name, r.State, r.StateSelects)
+	}
+	return fmt.Sprintf("%s %q: spec.override pins %s mode; state %q would select %s mode", r.Kind, r.Name, r.Mode, r.State, r.StateSelects)
+}
+
+// Override sets spec.override of the switch (removes it for ""), with a
+// merge patch, and says what its mode now is and what its state would
+// select.
+func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name string, mode v1beta1.Mode) (OverrideResult, error) {
+	sw := kind.NewSwitch()
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	if err := c.Get(ctx, key, sw); err != nil {
+		if apierrors.IsNotFound(err) {
+			return OverrideResult{}, &NotFoundError{Kind: kind.SwitchKind(), Name: name, Namespace: ns}
+		}
+		return OverrideResult{}, fmt.Errorf("reading %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
+	}
+	var value any
+	if mode != "" {
+		value = mode
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"override": value}})
+	if err != nil {
+		return OverrideResult{}, err
+	}
+	if err := c.Patch(ctx, sw, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
+	}
+	state := &v1beta1.DynamicIngressState{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: sw.SwitchSpec().State}, state); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return OverrideResult{}, fmt.Errorf("reading state %q in namespace %q: %w", sw.SwitchSpec().State, ns, err)
+		}
+		state = nil
+	}
+	var live client.Object
+	if k := target.Key(sw); k.Namespace == ns {
+		live = kind.NewTarget()
+		if err := c.Get(ctx, k, live); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return OverrideResult{}, fmt.Errorf("reading %s %s: %w", kind.TargetGVK().Kind, k, err)
+			}
+			live = nil
+		}
+	}
+	free := kind.NewSwitch()
+	if err := clearOverride(sw, free); err != nil {
+		return OverrideResult{}, err
+	}
+	now := decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue
+	selects := decision.Decide(kind, free, state, live).Status == metav1.ConditionTrue
+	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State,
+		Mode: decision.ModeName(now), StateSelects: decision.ModeName(selects)}, nil
+}
+
+// clearOverride makes out a copy of sw without spec.override.
+func clearOverride(sw, out target.Switch) error {
+	raw, err := json.Marshal(sw)
+	if err != nil {
+		return err
+	}
+	var content map[string]any
+	if err := json.Unmarshal(raw, &content); err != nil {
+		return err
+	}
+	if spec, ok := content["spec"].(map[string]any); ok {
+		delete(spec, "override")
+	}
+	if raw, err = json.Marshal(content); err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}

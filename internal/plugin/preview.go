@@ -1,0 +1,222 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// PreviewReport is what `kubectl dynamic preview` prints (its -o json
+// shape: fields may be added, never renamed).
+type PreviewReport struct {
+	Changes []Change `json:"changes"`
+}
+
+// Change is a switch that would change mode, and what its target would
+// undergo.
+type Change struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	// Diff is the unified diff of the target's manifest, from the live
+	// object to what a server-side dry run of the operator's write returns.
+	Diff string `json:"diff"`
+	// Note says why there is no diff: the operator would leave the target
+	// alone.
+	Note string `json:"note,omitempty"`
+
+	item   Item
+	active bool
+}
+
+// Answer is a response the state could give: what `preview --status`
+// names.
+type Answer struct {
+	StatusCode string
+	Body       string
+}
+
+// WithAnswer is the state as it would be if it answered a.
+func WithAnswer(state *v1beta1.DynamicIngressState, a Answer) *v1beta1.DynamicIngressState {
+	out := state.DeepCopy()
+	out.Status.StatusCode, out.Status.Body, out.Status.BodyTruncated = a.StatusCode, a.Body, false
+	return out
+}
+
+// ScheduledAt is a schedule state as it would be at the moment at; an
+// error when the state is not a schedule state.
+func ScheduledAt(state *v1beta1.DynamicIngressState, at time.Time) (*v1beta1.DynamicIngressState, error) {
+	if state.Spec.Schedule == nil {
+		return nil, fmt.Errorf("--at is for a schedule state; state %q in namespace %q has no spec.schedule", state.Name, state.Namespace)
+	}
+	out := state.DeepCopy()
+	out.Status, _ = decision.ScheduledStatus(state, metav1.NewTime(at))
+	return out, nil
+}
+
+// Changes are the switches of the snapshot whose mode the operator would
+// change if the state were would: for each, the mode decided from the
+// state as it is (from) and from would (to), by the operator's own
+// decision. Diffs are left empty (see DryRunDiffs).
+func Changes(snap *Snapshot, would *v1beta1.DynamicIngressState) []Change {
+	changes := []Change{}
+	for _, item := range snap.Items {
+		from := decision.Decide(item.Kind, item.Switch, snap.State, item.Live).Status == metav1.ConditionTrue
+		to := decision.Decide(item.Kind, item.Switch, would, item.Live).Status == metav1.ConditionTrue
+		if from == to {
+			continue
+		}
+		changes = append(changes, Change{Kind: item.Kind.SwitchKind(), Name: item.Switch.GetName(),
+			Target: target.Key(item.Switch).String(), From: decision.ModeName(from), To: decision.ModeName(to),
+			item: item, active: to})
+	}
+	return changes
+}
+
+// DryRunDiffs fills in each change's diff: the operator's write (a
+// server-side apply with its field manager, or a delete when the mode has
+// no target) sent as a dry run, compared with the live target. Nothing is
+// written. workers bounds the dry runs in flight.
+func DryRunDiffs(ctx context.Context, c client.Client, changes []Change, workers int) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := dryRunDiff(ctx, c, &changes[i]); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range changes {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
+	kind, sw, live := ch.item.Kind, ch.item.Switch, ch.item.Live
+	targetKind := kind.TargetGVK().Kind
+	key := target.Key(sw)
+	switch {
+	case key.Namespace != sw.GetNamespace():
+		ch.Note = fmt.Sprintf("spec.target.namespace %q is not the %s's own namespace: the operator writes nothing", key.Namespace, kind.SwitchKind())
+		return nil
+	case live != nil && !metav1.IsControlledBy(live, sw):
+		ch.Note = fmt.Sprintf("%s %s is not controlled by this %s: the operator leaves it alone", targetKind, key, kind.SwitchKind())
+		return nil
+	}
+	desired, err := target.Render(kind, sw, ch.active)
+	if err != nil {
+		return fmt.Errorf("rendering the %s template of %s %q: %w", ch.To, kind.SwitchKind(), sw.GetName(), err)
+	}
+	before, err := manifest(kind, live)
+	if err != nil {
+		return err
+	}
+	var after string
+	switch {
+	case desired == nil && live == nil:
+		ch.Note = fmt.Sprintf("no %s in either mode", targetKind)
+		return nil
+	case desired == nil:
+		obj := kind.NewTarget()
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		uid := live.GetUID()
+		if err := c.Delete(ctx, obj, client.DryRunAll, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("dry run of deleting %s %s: %w", targetKind, key, err)
+		}
+	default:
+		// An apply with the operator's field manager, forced, as the
+		// operator sends it: the server fills in defaults and keeps the
+		// fields other managers own.
+		obj := &unstructured.Unstructured{Object: desired.Object}
+		//nolint:staticcheck // client.Apply with an unstructured object is what the operator sends too.
+		if err := c.Patch(ctx, obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
+			return fmt.Errorf("dry run of applying %s %s: %w", targetKind, key, err)
+		}
+		if after, err = manifest(kind, obj); err != nil {
+			return err
+		}
+	}
+	ch.Diff, err = unifiedDiff(key.String(), before, after)
+	return err
+}
+
+// manifest is a target as YAML without its managedFields and status, ""
+// for none.
+func manifest(kind target.Kind, obj client.Object) (string, error) {
+	if obj == nil {
+		return "", nil
+	}
+	content, err := toMap(obj)
+	if err != nil {
+		return "", err
+	}
+	// Typed objects read from the API server have no apiVersion and kind.
+	content["apiVersion"], content["kind"] = kind.TargetGVK().GroupVersion().String(), kind.TargetGVK().Kind
+	if md, ok := content["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	delete(content, "status")
+	out, err := yaml.Marshal(content)
+	return string(out), err
+}
+
+func toMap(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.DeepCopy().Object, nil
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(raw, &out)
+}
+
+// unifiedDiff is the unified diff from before to after, with the files
+// named as kubectl diff names them; creation and deletion diff from and
+// to /dev/null.
+func unifiedDiff(name, before, after string) (string, error) {
+	from, to := "live/"+name, "dry-run/"+name
+	if before == "" {
+		from = "/dev/null"
+	}
+	if after == "" {
+		to = "/dev/null"
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(before), B: difflib.SplitLines(after),
+		FromFile: from, ToFile: to, Context: 3,
+	})
+}

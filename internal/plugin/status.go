@@ -1,0 +1,205 @@
+package plugin
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// Accepted values of SwitchStatus.Accepted: whether every parent of a
+// DynamicHTTPRoute's HTTPRoute accepted its current generation.
+const (
+	AcceptedTrue    = "true"
+	AcceptedFalse   = "false"
+	AcceptedUnknown = "unknown"
+)
+
+// Report is what `kubectl dynamic status` prints (its -o json shape:
+// fields may be added, never renamed).
+type Report struct {
+	State    StateReport    `json:"state"`
+	Switches []SwitchReport `json:"switches"`
+	Summary  Summary        `json:"summary"`
+}
+
+// StateReport is the state's response.
+type StateReport struct {
+	Name               string `json:"name"`
+	Namespace          string `json:"namespace"`
+	StatusCode         string `json:"statusCode"`
+	Reason             string `json:"reason"`
+	NextTransitionTime string `json:"nextTransitionTime,omitempty"`
+	// Message is the state's Ready message.
+	Message string `json:"message,omitempty"`
+}
+
+// SwitchReport is one switch that follows the state.
+type SwitchReport struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	// Mode is the mode the operator decides for the switch now.
+	Mode string `json:"mode"`
+	// InShape says whether the target already is that mode's shape.
+	InShape  bool   `json:"inShape"`
+	Override string `json:"override"`
+	// Accepted is for DynamicHTTPRoutes only.
+	Accepted string `json:"accepted,omitempty"`
+	// Synced says whether the switch's status shows the mode, for the
+	// switch's current generation, with its target synced.
+	Synced bool `json:"synced"`
+	// Reason and Message are the switch's Ready condition's when its
+	// status is not synced.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Summary counts the switches.
+type Summary struct {
+	Total      int `json:"total"`
+	Active     int `json:"active"`
+	Passive    int `json:"passive"`
+	NotInShape int `json:"notInShape"`
+}
+
+// String is the summary line.
+func (s Summary) String() string {
+	noun := "switches"
+	if s.Total == 1 {
+		noun = "switch"
+	}
+	return fmt.Sprintf("%d %s: %d active, %d passive, %d not yet in shape", s.Total, noun, s.Active, s.Passive, s.NotInShape)
+}
+
+// Status is the report of a snapshot: for each switch, the mode the
+// operator's decision selects from the state's current response, and
+// whether its target is in that mode's shape.
+func Status(snap *Snapshot) (Report, error) {
+	report := Report{State: stateReport(snap.State), Switches: []SwitchReport{}}
+	for _, item := range snap.Items {
+		sw, err := switchReport(item, snap.State)
+		if err != nil {
+			return Report{}, err
+		}
+		report.Switches = append(report.Switches, sw)
+		report.Summary.Total++
+		if sw.Mode == "active" {
+			report.Summary.Active++
+		} else {
+			report.Summary.Passive++
+		}
+		if !sw.InShape {
+			report.Summary.NotInShape++
+		}
+	}
+	return report, nil
+}
+
+func stateReport(state *v1beta1.DynamicIngressState) StateReport {
+	out := StateReport{Name: state.Name, Namespace: state.Namespace, StatusCode: state.Status.StatusCode}
+	if ready := meta.FindStatusCondition(state.Status.Conditions, v1beta1.ConditionReady); ready != nil {
+		out.Reason, out.Message = ready.Reason, ready.Message
+	}
+	if next := state.Status.NextTransitionTime; next != nil {
+		out.NextTransitionTime = next.UTC().Format(time.RFC3339)
+	}
+	return out
+}
+
+func switchReport(item Item, state *v1beta1.DynamicIngressState) (SwitchReport, error) {
+	sw := item.Switch
+	active := decision.Decide(item.Kind, sw, state, item.Live).Status == metav1.ConditionTrue
+	inShape, err := InShape(item.Kind, sw, active, item.Live)
+	if err != nil {
+		return SwitchReport{}, err
+	}
+	key := target.Key(sw)
+	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
+		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
+	out.Synced, out.Reason, out.Message = statusShows(sw, active)
+	if _, ok := item.Kind.(target.HTTPRoute); ok {
+		out.Accepted = accepted(item.Live)
+	}
+	return out, nil
+}
+
+// overrideName is spec.override as the plugin's override command takes it.
+func overrideName(m v1beta1.Mode) string {
+	switch m {
+	case v1beta1.ModeActive:
+		return "active"
+	case v1beta1.ModePassive:
+		return "passive"
+	}
+	return "none"
+}
+
+// InShape says whether the live target (nil when there is none) is the
+// shape of the mode: the target the operator renders for it, with the
+// fields the operator owns exactly those (the check the operator makes
+// before it writes), or no target when the mode has none. A target the
+// switch does not control is never in shape.
+func InShape(kind target.Kind, sw target.Switch, active bool, live client.Object) (bool, error) {
+	if target.Key(sw).Namespace != sw.GetNamespace() {
+		return false, nil
+	}
+	desired, err := target.Render(kind, sw, active)
+	if err != nil {
+		return false, err
+	}
+	if live != nil && !metav1.IsControlledBy(live, sw) {
+		return false, nil
+	}
+	if desired == nil {
+		return live == nil || !live.GetDeletionTimestamp().IsZero(), nil
+	}
+	if live == nil || !live.GetDeletionTimestamp().IsZero() {
+		return false, nil
+	}
+	return target.UpToDate(kind, live, desired)
+}
+
+// statusShows says whether the switch's status shows the mode: Active for
+// it and Ready True, both for the switch's current generation; otherwise
+// the reason and message of what it shows.
+func statusShows(sw target.Switch, active bool) (bool, string, string) {
+	conds := sw.SwitchStatus().Conditions
+	act := meta.FindStatusCondition(conds, v1beta1.ConditionActive)
+	ready := meta.FindStatusCondition(conds, v1beta1.ConditionReady)
+	gen := sw.GetGeneration()
+	switch {
+	case act == nil || ready == nil || act.ObservedGeneration != gen || ready.ObservedGeneration != gen:
+		return false, "NotObserved", fmt.Sprintf("the status does not show generation %d yet", gen)
+	case ready.Status != metav1.ConditionTrue:
+		return false, ready.Reason, ready.Message
+	case (act.Status == metav1.ConditionTrue) != active:
+		return false, act.Reason, fmt.Sprintf("the status shows %s mode yet", decision.ModeName(!active))
+	}
+	return true, "", ""
+}
+
+// accepted says whether every parent of the HTTPRoute accepted its current
+// generation: its status.parents[].conditions type Accepted True with
+// observedGeneration equal to the route's generation. Unknown when there
+// is no route, or no parent has reported on it.
+func accepted(live client.Object) string {
+	route, ok := live.(*gatewayv1.HTTPRoute)
+	if !ok || route == nil || len(route.Status.Parents) == 0 {
+		return AcceptedUnknown
+	}
+	for _, parent := range route.Status.Parents {
+		cond := meta.FindStatusCondition(parent.Conditions, string(gatewayv1.RouteConditionAccepted))
+		if cond == nil || cond.Status != metav1.ConditionTrue || cond.ObservedGeneration != route.Generation {
+			return AcceptedFalse
+		}
+	}
+	return AcceptedTrue
+}

@@ -1,0 +1,129 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// OutOfShape names what keeps a snapshot from being done: a state whose
+// status does not show its spec yet, and each switch whose target is not in
+// the shape the state's current response selects, or whose status does not
+// say so, or (with accepted) a DynamicHTTPRoute whose HTTPRoute some parent
+// has not accepted at its current generation. Empty when all is done.
+func OutOfShape(snap *Snapshot, report Report, now time.Time, accepted bool) []string {
+	var out []string
+	if why := stateBehind(snap.State, now); why != "" {
+		out = append(out, why)
+	}
+	for _, sw := range report.Switches {
+		var why []string
+		if !sw.InShape {
+			why = append(why, fmt.Sprintf("its target %s is not in %s shape", sw.Target, sw.Mode))
+		}
+		if !sw.Synced {
+			why = append(why, fmt.Sprintf("its status is not synced (%s: %s)", sw.Reason, sw.Message))
+		}
+		if accepted && sw.Accepted != "" && sw.Accepted != AcceptedTrue {
+			why = append(why, fmt.Sprintf("HTTPRoute %s accepted: %s", sw.Target, sw.Accepted))
+		}
+		if len(why) > 0 {
+			out = append(out, fmt.Sprintf("%s %q: %s", sw.Kind, sw.Name, strings.Join(why, "; ")))
+		}
+	}
+	return out
+}
+
+// stateBehind says why the state's status does not show its spec yet ("" when
+// it does): a switch that follows an old response would look done.
+func stateBehind(state *v1beta1.DynamicIngressState, now time.Time) string {
+	name := fmt.Sprintf("state %q", state.Name)
+	if state.Status.ObservedGeneration != state.Generation {
+		return fmt.Sprintf("%s: its status shows generation %d, not %d yet", name, state.Status.ObservedGeneration, state.Generation)
+	}
+	if ready := meta.FindStatusCondition(state.Status.Conditions, v1beta1.ConditionReady); ready != nil && ready.Reason == v1beta1.ReasonPending {
+		return fmt.Sprintf("%s: %s", name, ready.Message)
+	}
+	if state.Spec.Schedule != nil {
+		if want, _ := decision.ScheduledStatus(state, metav1.NewTime(now)); want.Body != state.Status.Body || want.StatusCode != state.Status.StatusCode {
+			return fmt.Sprintf("%s: its status does not show the schedule's answer at %s yet", name, now.UTC().Format(time.RFC3339))
+		}
+	}
+	return ""
+}
+
+// WaitOptions are the options of Wait.
+type WaitOptions struct {
+	Namespace, State string
+	Timeout          time.Duration
+	// Accepted waits also for every parent of each DynamicHTTPRoute's
+	// HTTPRoute to accept its current generation.
+	Accepted bool
+	// Interval is how often the cluster is read.
+	Interval time.Duration
+	Clock    clock.Clock
+}
+
+// TimeoutError says what was still out of shape when Wait gave up.
+type TimeoutError struct {
+	State   string
+	Timeout time.Duration
+	Pending []string
+}
+
+func (e *TimeoutError) Error() string {
+	const most = 5
+	shown := e.Pending
+	more := ""
+	if len(shown) > most {
+		more = fmt.Sprintf("; and %d more", len(shown)-most)
+		shown = shown[:most]
+	}
+	return fmt.Sprintf("timed out after %s waiting for state %q: %d not in shape: %s%s",
+		e.Timeout, e.State, len(e.Pending), strings.Join(shown, "; "), more)
+}
+
+// Wait reads the state and its switches until nothing is out of shape
+// (OutOfShape), and returns how long that took and the last report; a
+// *TimeoutError after the timeout.
+func Wait(ctx context.Context, c client.Reader, kinds []target.Kind, opts WaitOptions) (time.Duration, Report, error) {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	start := clk.Now()
+	deadline := start.Add(opts.Timeout)
+	for {
+		snap, err := Read(ctx, c, kinds, opts.Namespace, opts.State)
+		if err != nil {
+			return 0, Report{}, err
+		}
+		report, err := Status(snap)
+		if err != nil {
+			return 0, Report{}, err
+		}
+		now := clk.Now()
+		pending := OutOfShape(snap, report, now, opts.Accepted)
+		if len(pending) == 0 {
+			return now.Sub(start), report, nil
+		}
+		if !now.Before(deadline) {
+			return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: pending}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, report, ctx.Err()
+		case <-clk.After(min(opts.Interval, deadline.Sub(now))):
+		}
+	}
+}
