@@ -12,6 +12,9 @@ import (
 // repository root (so that paths like config/samples work).
 type Kubectl struct {
 	Kubeconfig string
+	// PluginDir, when set, is put first on kubectl's PATH, so that
+	// `kubectl dynamic` runs the kubectl-dynamic binary in it.
+	PluginDir string
 }
 
 // Command returns the kubectl command, reading stdin when it is not empty.
@@ -19,6 +22,9 @@ func (k Kubectl) Command(stdin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(AssetsDir(), "kubectl"), args...)
 	cmd.Dir = RepoRoot()
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.Kubeconfig)
+	if k.PluginDir != "" {
+		cmd.Env = append(cmd.Env, "PATH="+k.PluginDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
