@@ -72,7 +72,7 @@ lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on ap
 	$(GOLANGCI_LINT_KAL) run ./...
 
 # The pure packages: no control plane, run with the race detector in seconds.
-UNIT_PKGS = ./internal/match/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
+UNIT_PKGS = ./internal/match/... ./internal/decision/... ./internal/plugin/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
 # The envtest suites: a real kube-apiserver and etcd per package.
 INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
@@ -82,7 +82,7 @@ E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
 test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), and the small bench run.
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
 	@if go list -deps ./cmd/... | grep -qE '^(testing|github.com/onsi/gomega)$$'; then echo "a binary under cmd/ links testing or gomega: keep test helpers in test/"; exit 1; fi
-	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
+	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
 	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
 	@# Every measure of make bench at N=50 (structure, not speed: no figure is a pass mark).
@@ -104,7 +104,7 @@ test-e2e: envtest-assets ## Black-box tests: the built manager, webhooks over TL
 
 .PHONY: demo
 demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
-	$(LOCALBIN)/demo --manager $(LOCALBIN)/manager $(DEMO_ARGS)
+	$(LOCALBIN)/demo --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic $(DEMO_ARGS)
 
 # BENCH_MANAGER=path measures a manager binary built elsewhere (another
 # revision) instead of building ./cmd; the report names it.
@@ -121,8 +121,9 @@ bench-small: envtest-assets ## Every measure of make bench at small sizes (N=50)
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager into bin/manager (and the demo into bin/demo).
+build: ## Build the manager into bin/manager, the kubectl plugin into bin/kubectl-dynamic (and the demo into bin/demo).
 	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/kubectl-dynamic ./cmd/kubectl-dynamic
 	go build -o $(LOCALBIN)/demo ./cmd/demo
 
 .PHONY: run

@@ -31,16 +31,17 @@ const namespace = "demo"
 func main() {
 	once := flag.Bool("once", false, "Run the story once and exit; non-zero when a step did not happen.")
 	manager := flag.String("manager", "bin/manager", "Path of the manager binary.")
+	plugin := flag.String("plugin", "bin/kubectl-dynamic", "Path of the kubectl-dynamic plugin binary (`kubectl dynamic`).")
 	flagAddr := flag.String("flag-service", "127.0.0.1:18080", "Address of the local status API that the maintenance sample probes.")
 	promAddr := flag.String("prometheus", "127.0.0.1:18090", "Address of the local stand-in for Prometheus that the kill-switch recipe probes.")
 	flag.Parse()
-	if err := run(*once, *manager, *flagAddr, *promAddr); err != nil {
+	if err := run(*once, *manager, *plugin, *flagAddr, *promAddr); err != nil {
 		fmt.Fprintf(os.Stderr, "\nDEMO FAILED: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(once bool, managerPath, flagAddr, promAddr string) error {
+func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// `make demo | tee log` and Ctrl-C: tee dies first, and the cleanup below
@@ -51,6 +52,10 @@ func run(once bool, managerPath, flagAddr, promAddr string) error {
 		return err
 	}
 	managerPath, err = filepath.Abs(managerPath)
+	if err != nil {
+		return err
+	}
+	pluginDir, err := pluginDirectory(pluginPath)
 	if err != nil {
 		return err
 	}
@@ -100,7 +105,7 @@ func run(once bool, managerPath, flagAddr, promAddr string) error {
 	say("%s %s", managerPath, strings.Join(args, " "))
 	say("logs: %s", logPath)
 
-	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig}}
+	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig, PluginDir: pluginDir}}
 	if err := story(k, flags, prom); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
@@ -117,7 +122,10 @@ func run(once bool, managerPath, flagAddr, promAddr string) error {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		say("alias kubectl=%s", filepath.Join(controlplane.AssetsDir(), "kubectl"))
 	}
+	say("export PATH=%s:$PATH   # kubectl dynamic", pluginDir)
 	say("kubectl get dynamic -n %s", namespace)
+	say("kubectl dynamic status killswitch -n %s", namespace)
+	say("kubectl dynamic preview killswitch -n %s --status 503", namespace)
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
 	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
 	say("kubectl get ingress -n %s -w", namespace)
@@ -177,10 +185,21 @@ func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometh
 	}
 
 	title("3. The kill switch fires: the storefront goes to the sorry page; the partner API is pinned")
+	say("Before firing it, ask what it would change: kubectl dynamic preview runs the operator's own")
+	say("decision on the answer 503 and shows each target's change from a server-side dry run. It writes nothing.")
+	if err := k.showContaining([]string{`2 switches would change mode`, `DynamicIngress "storefront" (target demo/storefront): passive -> active`,
+		`DynamicHTTPRoute "storefront-route" (target demo/storefront-route): passive -> active`, `+            name: sorry-page`},
+		"dynamic", "preview", "killswitch", "-n", namespace, "--status", "503"); err != nil {
+		return err
+	}
 	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
 		return err
 	}
-	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
+	say("kubectl dynamic wait returns once every target is in the new shape and every status says so:")
+	if err := k.showContaining([]string{`all 3 switches in shape (2 active, 1 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--timeout=60s"); err != nil {
+		return err
+	}
+	if err := k.showContaining([]string{"3 switches: 2 active, 1 passive, 0 not yet in shape"}, "dynamic", "status", "killswitch", "-n", namespace); err != nil {
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "partner-api", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
@@ -199,7 +218,9 @@ func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometh
 	}
 
 	title("4. Break glass: pin the storefront back to its normal shape during the kill switch")
-	if err := k.show("patch", "-n", namespace, "di", "storefront", "--type", "merge", "-p", `{"spec":{"override":"Passive"}}`); err != nil {
+	say("kubectl dynamic override sets spec.override and says what the state would select:")
+	if err := k.showContaining([]string{`spec.override pins passive mode; state "killswitch" would select active mode`},
+		"dynamic", "override", "dynamicingress/storefront", "passive", "-n", namespace); err != nil {
 		return err
 	}
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
@@ -209,7 +230,8 @@ func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometh
 		return err
 	}
 	say("Removing the override follows the kill switch again, at once:")
-	if err := k.show("patch", "-n", namespace, "di", "storefront", "--type", "json", "-p", `[{"op":"remove","path":"/spec/override"}]`); err != nil {
+	if err := k.showContaining([]string{`spec.override removed; it follows state "killswitch", which selects active mode`},
+		"dynamic", "override", "dynamicingress/storefront", "none", "-n", namespace); err != nil {
 		return err
 	}
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
@@ -324,6 +346,38 @@ func (k *kubectl) show(args ...string) error {
 		return fmt.Errorf("kubectl %s: %w", quoteArgs(args), err)
 	}
 	return nil
+}
+
+// showContaining is show, and fails unless the output has every one of want.
+func (k *kubectl) showContaining(want []string, args ...string) error {
+	fmt.Printf("\n$ kubectl %s\n", quoteArgs(args))
+	out, err := k.Command("", args...).CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		return fmt.Errorf("kubectl %s: %w", quoteArgs(args), err)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			return fmt.Errorf("kubectl %s did not print %q", quoteArgs(args), w)
+		}
+	}
+	return nil
+}
+
+// pluginDirectory is the directory of the kubectl-dynamic binary at path,
+// to put on kubectl's PATH.
+func pluginDirectory(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if filepath.Base(abs) != "kubectl-dynamic" {
+		return "", fmt.Errorf("--plugin %s: kubectl finds a plugin by its file name, which must be kubectl-dynamic", path)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("--plugin: %w (make build builds it)", err)
+	}
+	return filepath.Dir(abs), nil
 }
 
 // waitQuiet waits with kubectl wait, printing only a summary.
