@@ -198,13 +198,25 @@ func printPreview(o *options, state string, a plugin.Answer, at time.Time, code,
 	}
 	fmt.Fprintf(out, "%s: %d %s would change mode\n", what, len(r.Changes), plural(len(r.Changes), "switch", "switches"))
 	for _, ch := range r.Changes {
-		fmt.Fprintf(out, "\n%s %q (target %s): %s -> %s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To)
+		fmt.Fprintf(out, "\n%s %q (target %s): %s -> %s%s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To, actionPhrase(ch.Action))
 		if ch.Note != "" {
 			fmt.Fprintf(out, "  %s\n", ch.Note)
 		}
 		fmt.Fprint(out, ch.Diff)
 	}
 	return nil
+}
+
+// actionPhrase says when the target would be created or deleted rather
+// than changed.
+func actionPhrase(action string) string {
+	switch action {
+	case "create":
+		return ", the target would be created"
+	case "delete":
+		return ", the target would be deleted"
+	}
+	return ""
 }
 
 func abbreviate(s string, n int) string {

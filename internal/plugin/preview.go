@@ -36,6 +36,9 @@ type Change struct {
 	// Diff is the unified diff of the target's manifest, from the live
 	// object to what a server-side dry run of the operator's write returns.
 	Diff string `json:"diff"`
+	// Action is what the operator's write would do to the target: create,
+	// update, delete, or none (it leaves the target alone).
+	Action string `json:"action"`
 	// Note says why there is no diff: the operator would leave the target
 	// alone.
 	Note string `json:"note,omitempty"`
@@ -126,6 +129,7 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 	kind, sw, live := ch.item.Kind, ch.item.Switch, ch.item.Live
 	targetKind := kind.TargetGVK().Kind
 	key := target.Key(sw)
+	ch.Action = "none"
 	switch {
 	case key.Namespace != sw.GetNamespace():
 		ch.Note = fmt.Sprintf("spec.target.namespace %q is not the %s's own namespace: the operator writes nothing", key.Namespace, kind.SwitchKind())
@@ -148,6 +152,7 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 		ch.Note = fmt.Sprintf("no %s in either mode", targetKind)
 		return nil
 	case desired == nil:
+		ch.Action = "delete"
 		obj := kind.NewTarget()
 		obj.SetNamespace(key.Namespace)
 		obj.SetName(key.Name)
@@ -159,6 +164,10 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 		// An apply with the operator's field manager, forced, as the
 		// operator sends it: the server fills in defaults and keeps the
 		// fields other managers own.
+		ch.Action = "update"
+		if live == nil {
+			ch.Action = "create"
+		}
 		obj := &unstructured.Unstructured{Object: desired.Object}
 		//nolint:staticcheck // client.Apply with an unstructured object is what the operator sends too.
 		if err := c.Patch(ctx, obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
