@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -67,23 +68,40 @@ func printStatus(o *options, r plugin.Report) error {
 	if s.NextTransitionTime != "" {
 		line += ", next transition " + s.NextTransitionTime
 	}
-	fmt.Fprintln(o.streams.Out, line)
+	p := &linePrinter{w: o.streams.Out}
+	p.printf("%s\n", line)
 	if len(r.Switches) > 0 {
 		w := printers.GetNewTabWriter(o.streams.Out)
-		fmt.Fprintln(w, "KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED")
+		t := &linePrinter{w: w}
+		t.printf("KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED\n")
 		for _, sw := range r.Switches {
 			accepted := sw.Accepted
 			if accepted == "" {
 				accepted = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, sw.Name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+			t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, sw.Name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+		}
+		if t.err != nil {
+			return t.err
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(o.streams.Out, r.Summary.String())
-	return err
+	p.printf("%s\n", r.Summary.String())
+	return p.err
+}
+
+// linePrinter writes until the first error, and keeps it.
+type linePrinter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *linePrinter) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
 }
 
 func yesNo(b bool) string {
@@ -132,7 +150,7 @@ func newPreviewCommand(o *options) *cobra.Command {
 			if output != "" {
 				err = printData(o, output, report)
 			} else {
-				err = printPreview(o, snap.State.Name, answer, when, would.Status.StatusCode, would.Status.Body, report)
+				err = printPreview(o, snap.State.Name, when, would.Status.StatusCode, would.Status.Body, report)
 			}
 			if err == nil && exitCode && len(report.Changes) > 0 {
 				return exitStatus(1)
@@ -182,7 +200,7 @@ func previewInput(cmd *cobra.Command, code, body, bodyFile, at string) (plugin.A
 	return plugin.Answer{StatusCode: code, Body: body}, time.Time{}, nil
 }
 
-func printPreview(o *options, state string, a plugin.Answer, at time.Time, code, body string, r plugin.PreviewReport) error {
+func printPreview(o *options, state string, at time.Time, code, body string, r plugin.PreviewReport) error {
 	out := o.streams.Out
 	what := fmt.Sprintf("If state %q answered %s", state, code)
 	if body != "" {
@@ -191,20 +209,20 @@ func printPreview(o *options, state string, a plugin.Answer, at time.Time, code,
 	if !at.IsZero() {
 		what = fmt.Sprintf("At %s state %q would answer %s %s", at.UTC().Format(time.RFC3339), state, code, body)
 	}
-	_ = a
 	if len(r.Changes) == 0 {
 		_, err := fmt.Fprintf(out, "%s: no switch would change mode\n", what)
 		return err
 	}
-	fmt.Fprintf(out, "%s: %d %s would change mode\n", what, len(r.Changes), plural(len(r.Changes), "switch", "switches"))
+	p := &linePrinter{w: out}
+	p.printf("%s: %d %s would change mode\n", what, len(r.Changes), plural(len(r.Changes), "switch", "switches"))
 	for _, ch := range r.Changes {
-		fmt.Fprintf(out, "\n%s %q (target %s): %s -> %s%s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To, actionPhrase(ch.Action))
+		p.printf("\n%s %q (target %s): %s -> %s%s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To, actionPhrase(ch.Action))
 		if ch.Note != "" {
-			fmt.Fprintf(out, "  %s\n", ch.Note)
+			p.printf("  %s\n", ch.Note)
 		}
-		fmt.Fprint(out, ch.Diff)
+		p.printf("%s", ch.Diff)
 	}
-	return nil
+	return p.err
 }
 
 // actionPhrase says when the target would be created or deleted rather

@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	case errors.As(err, &status):
 		return int(status)
 	}
-	fmt.Fprintln(streams.ErrOut, "error: "+oneLine(err.Error()))
+	_, _ = fmt.Fprintln(streams.ErrOut, "error: "+oneLine(err.Error()))
 	if isUsage(err) {
 		return 2
 	}
