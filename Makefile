@@ -235,7 +235,7 @@ test-image: envtest-assets ## Build the image as make image does and run its bin
 	go test $(GO_TEST_FLAGS) ./test/image/
 
 .PHONY: release
-release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.yaml, kubectl-dynamic, SBOM, SHA256SUMS (about 20 s with a warm Go cache; docs/install.md).
+release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.yaml, kubectl-dynamic (binaries, krew archives and manifest), SBOM, SHA256SUMS (about 20 s with a warm Go cache; docs/install.md).
 	@[[ "$(VERSION)" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "make release needs VERSION=x.y.z (got '$(VERSION)')"; exit 1; }
 	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "CHANGELOG.md has no section '## [$(VERSION)]': write it first"; exit 1; }
 	rm -rf $(DIST)
@@ -246,7 +246,9 @@ release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.
 	  for p in $(PLUGIN_PLATFORMS); do \
 	    echo "kubectl-dynamic for $$p"; \
 	    $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}; \
+	    $(RELEASE_TOOL) plugin-archive -created $(SOURCE_DATE_EPOCH) -binary $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} -license LICENSE -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}.tar.gz; \
 	  done; \
+	  $(RELEASE_TOOL) krew -version $(VERSION) -template plugins/dynamic.yaml -dir $(DIST) -out $(DIST)/dynamic.yaml; \
 	else \
 	  echo "kubectl-dynamic: ./cmd/kubectl-dynamic does not exist yet: this release has no plugin binaries"; \
 	fi

@@ -65,8 +65,8 @@ func printStatus(o *options, r plugin.Report) error {
 	if s.Reason != "" {
 		line += ", " + s.Reason
 	}
-	if s.NextTransitionTime != "" {
-		line += ", next transition " + s.NextTransitionTime
+	if s.NextTransitionTime != nil {
+		line += ", next transition " + *s.NextTransitionTime
 	}
 	p := &linePrinter{w: o.streams.Out}
 	p.printf("%s\n", line)

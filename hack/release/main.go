@@ -6,6 +6,8 @@
 //	release chart     -version V -created EPOCH -chart DIR -out DIR
 //	release install   -repository REPO -tag TAG -config DIR -out FILE
 //	release sbom      -version V -created EPOCH -source URL -out FILE BINARY...
+//	release plugin-archive -created EPOCH -binary FILE -license FILE -out FILE.tar.gz
+//	release krew      -version V -template plugins/dynamic.yaml -dir DIR -out FILE
 //	release checksums -dir DIR
 package main
 
@@ -24,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|checksums [flags]")
+		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|plugin-archive|krew|checksums [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -51,7 +53,10 @@ func run(ctx context.Context, command string, args []string) error {
 		repo      = fs.String("repository", "dynamic-ingress-operator", "install: the manager image's repository")
 		tag       = fs.String("tag", "", "install: the manager image's tag")
 		configDir = fs.String("config", "config", "install: the kustomize tree")
-		dir       = fs.String("dir", "dist", "checksums: the directory")
+		dir       = fs.String("dir", "dist", "checksums, krew: the directory (krew: of the plugin's archives)")
+		binary    = fs.String("binary", "", "plugin-archive: the kubectl-dynamic binary")
+		license   = fs.String("license", "LICENSE", "plugin-archive: the license file")
+		krewTmpl  = fs.String("template", "plugins/dynamic.yaml", "krew: the krew manifest template")
 	)
 	_ = fs.Parse(args)
 	epoch, err := strconv.ParseInt(*created, 10, 64)
@@ -97,6 +102,23 @@ func run(ctx context.Context, command string, args []string) error {
 		}
 		fmt.Println("Wrote", *out)
 		return os.WriteFile(*out, doc, 0o644)
+	case "plugin-archive":
+		if err := release.WritePluginArchive(*binary, *license, createdAt, *out); err != nil {
+			return err
+		}
+		fmt.Println("Wrote", *out)
+		return nil
+	case "krew":
+		tmpl, err := os.ReadFile(*krewTmpl)
+		if err != nil {
+			return err
+		}
+		manifest, err := release.KrewManifest(tmpl, *version, *dir)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Wrote %s for kubectl-dynamic v%s\n", *out, *version)
+		return os.WriteFile(*out, manifest, 0o644)
 	case "checksums":
 		return release.WriteChecksums(*dir)
 	default:

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -36,7 +37,9 @@ type StateReport struct {
 	Namespace          string `json:"namespace"`
 	StatusCode         string `json:"statusCode"`
 	Reason             string `json:"reason"`
-	NextTransitionTime string `json:"nextTransitionTime,omitempty"`
+	// NextTransitionTime is RFC 3339, null when no transition lies ahead
+	// (and for a state that is not a schedule).
+	NextTransitionTime *string `json:"nextTransitionTime"`
 	// Message is the state's Ready message.
 	Message string `json:"message,omitempty"`
 }
@@ -109,7 +112,7 @@ func stateReport(state *v1beta1.DynamicIngressState) StateReport {
 		out.Reason, out.Message = ready.Reason, ready.Message
 	}
 	if next := state.Status.NextTransitionTime; next != nil {
-		out.NextTransitionTime = next.UTC().Format(time.RFC3339)
+		out.NextTransitionTime = ptr.To(next.UTC().Format(time.RFC3339))
 	}
 	return out
 }

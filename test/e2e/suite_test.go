@@ -26,7 +26,10 @@ var (
 	manager   *controlplane.Process
 	// managerBinary is the manager, built from ./cmd for this run.
 	managerBinary string
-	namespaces    atomic.Int64
+	// pluginDir holds kubectl-dynamic, built from ./cmd/kubectl-dynamic
+	// for this run; runPlugin puts it first on kubectl's PATH.
+	pluginDir  string
+	namespaces atomic.Int64
 )
 
 // metricsAddr is where the manager serves its metrics in this suite.
@@ -47,6 +50,11 @@ func runSuite(m *testing.M) int {
 	}
 	managerBinary = filepath.Join(workDir, "manager")
 	if err := suite.BuildManager(managerBinary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	pluginDir = filepath.Join(workDir, "plugin")
+	if err := suite.BuildPlugin(filepath.Join(pluginDir, "kubectl-dynamic")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

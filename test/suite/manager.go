@@ -13,10 +13,23 @@ import (
 // BuildManager builds the manager from ./cmd into path, for the suites
 // that run it as a process of its own.
 func BuildManager(path string) error {
-	build := exec.Command("go", "build", "-o", path, "./cmd")
+	return build(path, "./cmd", "the manager")
+}
+
+// BuildPlugin builds the kubectl plugin from ./cmd/kubectl-dynamic into
+// path, for the suites that run it through kubectl: path's directory goes
+// first on kubectl's PATH (controlplane.Kubectl.PluginDir), and its base
+// name must be kubectl-dynamic.
+func BuildPlugin(path string) error {
+	return build(path, "./cmd/kubectl-dynamic", "the kubectl plugin")
+}
+
+// build builds the package pkg of the repository into path.
+func build(path, pkg, what string) error {
+	build := exec.Command("go", "build", "-o", path, pkg)
 	build.Dir = controlplane.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the manager: %v\n%s", err, out)
+		return fmt.Errorf("building %s: %v\n%s", what, err, out)
 	}
 	return nil
 }
