@@ -27,21 +27,42 @@ type appliedTargets struct {
 type appliedTarget struct {
 	resourceVersion string
 	digest          [sha256.Size]byte
+	// generation of the switch whose templates the body was rendered
+	// from, and the mode it was rendered in.
+	generation int64
+	active     bool
 }
 
 func newAppliedTargets() *appliedTargets {
 	return &appliedTargets{applied: map[types.NamespacedName]appliedTarget{}}
 }
 
-// record notes that body, applied to the target of the switch at key, left
-// the target at resourceVersion. The body names the target.
-func (a *appliedTargets) record(key types.NamespacedName, resourceVersion string, body []byte) {
+// record notes that body, rendered in mode active from the templates of
+// the switch at key at generation and applied to its target, left the
+// target at resourceVersion. The body names the target.
+func (a *appliedTargets) record(key types.NamespacedName, resourceVersion string, body []byte, generation int64, active bool) {
 	if resourceVersion == "" {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.applied[key] = appliedTarget{resourceVersion: resourceVersion, digest: sha256.Sum256(body)}
+	a.applied[key] = appliedTarget{resourceVersion: resourceVersion, digest: sha256.Sum256(body), generation: generation, active: active}
+}
+
+// modeAt is the mode of the last apply to the target of the switch at key
+// when the target is still at resourceVersion and the switch's templates
+// are still those of generation: the target is then exactly that apply's
+// body, so its shape is that mode's template, as target.ModeOf would find
+// by rendering both templates and comparing them with it (the most
+// expensive part of a flip's reconcile). nil otherwise.
+func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string, generation int64) *bool {
+	a.mu.Lock()
+	last, ok := a.applied[key]
+	a.mu.Unlock()
+	if !ok || resourceVersion == "" || last.resourceVersion != resourceVersion || last.generation != generation {
+		return nil
+	}
+	return &last.active
 }
 
 // holds reports whether the target of the switch at key, now at

@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -22,8 +24,8 @@ func TestAppliedTargets(t *testing.T) {
 	active := []byte(`{"spec":{"defaultBackend":{"service":{"name":"sorry"}}}}`)
 
 	a := newAppliedTargets()
-	a.record(web, "10", passive)
-	a.record(api, "", passive) // no version: nothing to remember
+	a.record(web, "10", passive, 3, false)
+	a.record(api, "", passive, 3, false) // no version: nothing to remember
 
 	for _, tc := range []struct {
 		name string
@@ -44,9 +46,30 @@ func TestAppliedTargets(t *testing.T) {
 		}
 	}
 
-	a.record(web, "12", active)
+	for _, tc := range []struct {
+		name       string
+		key        types.NamespacedName
+		rv         string
+		generation int64
+		want       *bool
+	}{
+		{"the target as our passive apply left it, same templates", web, "10", 3, ptr.To(false)},
+		{"written since: its shape decides", web, "11", 3, nil},
+		{"templates edited since: its shape decides", web, "10", 4, nil},
+		{"a switch never applied", api, "10", 3, nil},
+		{"no version to compare", web, "", 3, nil},
+	} {
+		if diff := cmp.Diff(tc.want, a.modeAt(tc.key, tc.rv, tc.generation)); diff != "" {
+			t.Errorf("%s: modeAt (-want +got):\n%s", tc.name, diff)
+		}
+	}
+
+	a.record(web, "12", active, 3, true)
 	if a.holds(web, "10", passive) || !a.holds(web, "12", active) {
 		t.Error("a later apply did not replace the record")
+	}
+	if diff := cmp.Diff(ptr.To(true), a.modeAt(web, "12", 3)); diff != "" {
+		t.Errorf("modeAt after the active apply (-want +got):\n%s", diff)
 	}
 	a.forget(web)
 	if a.holds(web, "12", active) {

@@ -58,12 +58,19 @@ type Clock interface {
 // CacheOptions restricts the manager's cache of Ingresses and, when the
 // cluster serves them (see ServesHTTPRoutes), HTTPRoutes to the ones the
 // operator manages, so that its memory does not grow with the routes of
-// everyone else.
+// everyone else; and it drops from every cached switch, state and target
+// what the reconcilers never read (stripSwitch, stripTarget), so that it
+// grows as little as it can with the operator's own.
 func CacheOptions(httpRoutes bool) cache.Options {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{&networkingv1.Ingress{}: managed}}
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}), Transform: stripTarget}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&networkingv1.Ingress{}:        managed,
+		&v1beta1.DynamicIngress{}:      {Transform: stripSwitch},
+		&v1beta1.DynamicIngressState{}: {Transform: stripSwitch},
+	}}
 	if httpRoutes {
 		opts.ByObject[&gatewayv1.HTTPRoute{}] = managed
+		opts.ByObject[&v1beta1.DynamicHTTPRoute{}] = cache.ByObject{Transform: stripSwitch}
 	}
 	return opts
 }

@@ -83,6 +83,9 @@ type SwitchReconciler struct {
 	// announced has the switches announced when their target was written
 	// whose status has not caught up yet.
 	announced *announcedModes
+	// fixed has when fixed states' spec changes were seen, for the switch
+	// latency of switches that decide from the spec.
+	fixed *fixedChanges
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
@@ -103,6 +106,7 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		metadata:                metadataWrites,
 		gate:                    gate,
 		announced:               newAnnouncedModes(),
+		fixed:                   newFixedChanges(clk),
 	}, nil
 }
 
@@ -158,6 +162,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
+	state = decision.Followed(state, r.fixed.at(state))
 	current, err := r.retainedMode(ctx, sw, state)
 	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
 		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
@@ -360,6 +365,16 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		result.from = r.modeOf(sw, nil)
 		return result, err == nil && result.reason == v1beta1.ReasonSynced, err
 	}
+	if hasUpdateEntry(existing, v1beta1.FieldOwner) {
+		// The hand-over rewrites the whole managedFields list, of which the
+		// cache keeps our field owner's entries only (stripTarget): it
+		// starts from the target as the API server has it.
+		fresh := r.Kind.NewTarget()
+		if err := r.APIReader.Get(ctx, key, fresh); err != nil {
+			return unwritten(applyFailed(fmt.Errorf("reading %s %s: %w", targetKind, key, err)))
+		}
+		existing = fresh
+	}
 	if existing, err = r.ownCreatedFields(ctx, existing); err != nil {
 		return unwritten(applyFailed(fmt.Errorf("taking over the fields of %s %s: %w", targetKind, key, err)))
 	}
@@ -378,12 +393,15 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if upToDate {
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
-	from := r.modeOf(sw, existing)
+	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetGeneration())
+	if from == nil {
+		from = r.modeOf(sw, existing)
+	}
 	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
-	r.applied.record(swKey, rv, body)
+	r.applied.record(swKey, rv, body, sw.GetGeneration(), active)
 	if rv == existing.GetResourceVersion() {
 		// The server found nothing to change (a default it fills in that
 		// the kind's adapter did not know): nothing was written.
@@ -669,6 +687,7 @@ func (r *SwitchReconciler) stateChanged() handler.EventHandler {
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.enqueueSwitchesOf(ctx, e.Object, q, false)
+			r.fixed.forget(client.ObjectKeyFromObject(e.Object))
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.enqueueSwitchesOf(ctx, e.Object, q, false)
@@ -678,6 +697,7 @@ func (r *SwitchReconciler) stateChanged() handler.EventHandler {
 
 // enqueueSwitchesOf adds every switch of this kind that state drives to q.
 func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool) {
+	r.fixed.note(state)
 	if low {
 		q = lowPriority(q)
 	}
@@ -711,8 +731,10 @@ func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) 
 }
 
 // responseChanged passes state creations and deletions, and updates that
-// change the response switches compare with; a state's condition changing
-// alone does not concern them.
+// change the response switches compare with (followedResponse: a fixed
+// state's spec, so that its switches are enqueued by the spec change
+// itself, and not again by the status write that follows it); a state's
+// condition changing alone does not concern them.
 func responseChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -721,7 +743,9 @@ func responseChanged() predicate.Predicate {
 			if !ok1 || !ok2 {
 				return true
 			}
-			return before.Status.StatusCode != after.Status.StatusCode || before.Status.Body != after.Status.Body
+			code0, body0 := decision.FollowedResponse(before)
+			code1, body1 := decision.FollowedResponse(after)
+			return code0 != code1 || body0 != body1
 		},
 	}
 }

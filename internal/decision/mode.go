@@ -161,7 +161,9 @@ func Current(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressSt
 
 // Decide is the Active condition of a switch whose target is live (nil when
 // there is none): the decision the operator makes, as the plugin shows it,
-// with no target write pending.
+// with no target write pending. Like the operator, it follows a fixed
+// state's spec before its status shows it (Followed).
 func Decide(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressState, live client.Object) metav1.Condition {
+	state = Followed(state, nil)
 	return Active(sw, state, Current(kind, sw, state, live, nil))
 }

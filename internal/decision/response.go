@@ -87,3 +87,44 @@ func compileSchedule(spec *v1beta1.Schedule) (*schedule.Compiled, error) {
 	}
 	return schedule.Compile(s)
 }
+
+// FollowedResponse is the response a state's switches compare with: a
+// fixed state's is its spec.fixedResponse, known as soon as the spec is
+// (its status is a pure function of the spec, FixedStatus, written
+// a round trip later); a probed or schedule state's is its status's.
+func FollowedResponse(state *v1beta1.DynamicIngressState) (code, body string) {
+	if fixed := state.Spec.FixedResponse; fixed != nil {
+		return fixed.Status, fixed.Body
+	}
+	return state.Status.StatusCode, state.Status.Body
+}
+
+// StatusLags reports whether a fixed state's status does not show its
+// spec's response yet.
+func StatusLags(state *v1beta1.DynamicIngressState) bool {
+	if state.Spec.FixedResponse == nil {
+		return false
+	}
+	code, body := FollowedResponse(state)
+	return state.Status.StatusCode != code || state.Status.Body != body || state.Status.BodyTruncated
+}
+
+// Followed is state as its switches decide from: when a fixed state's
+// status does not show its spec's response yet, a copy with that response
+// in the status, so that a flip of a fixed state reaches its targets
+// without waiting for the state's own status write to come back through
+// the watch (docs/architecture.md). The copy's lastUpdateTime is seen, when
+// the manager first saw the spec give that response (nil when it does not
+// know: the switch is then counted without a latency). nil stays nil;
+// state itself is never changed (it is the cache's own).
+func Followed(state *v1beta1.DynamicIngressState, seen *metav1.MicroTime) *v1beta1.DynamicIngressState {
+	if state == nil || !StatusLags(state) {
+		return state
+	}
+	code, body := FollowedResponse(state)
+	out := &v1beta1.DynamicIngressState{TypeMeta: state.TypeMeta, ObjectMeta: state.ObjectMeta, Spec: state.Spec}
+	out.Status = *state.Status.DeepCopy()
+	out.Status.StatusCode, out.Status.Body, out.Status.BodyTruncated = code, body, false
+	out.Status.LastUpdateTime = seen
+	return out
+}

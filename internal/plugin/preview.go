@@ -58,6 +58,11 @@ type Answer struct {
 func WithAnswer(state *v1beta1.DynamicIngressState, a Answer) *v1beta1.DynamicIngressState {
 	out := state.DeepCopy()
 	out.Status.StatusCode, out.Status.Body, out.Status.BodyTruncated = a.StatusCode, a.Body, false
+	if fixed := out.Spec.FixedResponse; fixed != nil {
+		// The operator follows a fixed state's spec (decision.Followed):
+		// the answer is what the spec would say.
+		fixed.Status, fixed.Body = a.StatusCode, a.Body
+	}
 	return out
 }
 

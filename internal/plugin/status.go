@@ -33,10 +33,10 @@ type Report struct {
 
 // StateReport is the state's response.
 type StateReport struct {
-	Name               string `json:"name"`
-	Namespace          string `json:"namespace"`
-	StatusCode         string `json:"statusCode"`
-	Reason             string `json:"reason"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	StatusCode string `json:"statusCode"`
+	Reason     string `json:"reason"`
 	// NextTransitionTime is RFC 3339, null when no transition lies ahead
 	// (and for a state that is not a schedule).
 	NextTransitionTime *string `json:"nextTransitionTime"`

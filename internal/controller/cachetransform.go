@@ -1,0 +1,75 @@
+package controller
+
+import (
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+)
+
+// The manager's cache holds every switch, state and managed target; at
+// 10 000 switches that is most of its memory (docs/benchmarks.md, "Scale").
+// These transforms drop what the reconcilers never read before an object
+// is stored.
+
+// lastAppliedAnnotation is where client-side kubectl apply keeps a whole
+// copy of the object.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// stripSwitch drops a switch's or a state's managedFields and the copy of
+// it that client-side kubectl apply keeps in an annotation: the engine
+// reads their spec, status and identity only.
+func stripSwitch(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil
+	}
+	if obj.GetManagedFields() != nil {
+		obj.SetManagedFields(nil)
+	}
+	if a := obj.GetAnnotations(); a != nil {
+		if _, ok := a[lastAppliedAnnotation]; ok {
+			delete(a, lastAppliedAnnotation)
+			obj.SetAnnotations(a)
+		}
+	}
+	return in, nil
+}
+
+// stripTarget keeps of a target's managedFields only the entries of the
+// operator's field owner (what target.UpToDate and the hand-over of created
+// fields read) and drops its status, which the engine never reads: an
+// ingress controller's load balancer entries, a route's parents. The
+// hand-over of created fields rewrites the whole managedFields list, so it
+// reads the target from the API server, not from the cache
+// (SwitchReconciler.syncTarget).
+func stripTarget(in any) (any, error) {
+	if obj, err := meta.Accessor(in); err == nil {
+		if entries := obj.GetManagedFields(); len(entries) > 0 {
+			ours := make([]metav1.ManagedFieldsEntry, 0, 1)
+			for _, e := range entries {
+				if e.Manager == v1beta1.FieldOwner {
+					ours = append(ours, e)
+				}
+			}
+			if len(ours) != len(entries) {
+				obj.SetManagedFields(ours)
+			}
+		}
+	}
+	switch t := in.(type) {
+	case *networkingv1.Ingress:
+		t.Status = networkingv1.IngressStatus{}
+	case *gatewayv1.HTTPRoute:
+		t.Status = gatewayv1.HTTPRouteStatus{}
+	}
+	return in, nil
+}
+
+var (
+	_ toolscache.TransformFunc = stripSwitch
+	_ toolscache.TransformFunc = stripTarget
+)
