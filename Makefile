@@ -109,7 +109,7 @@ demo: envtest-assets build ## Run the operator on a local control plane and show
 # BENCH_MANAGER=path measures a manager binary built elsewhere (another
 # revision) instead of building ./cmd; the report names it.
 .PHONY: bench
-bench: envtest-assets ## Measure the flip, steady state, webhooks, probes and memory beside their baselines (about 20 minutes); rewrites the generated section of docs/benchmarks.md.
+bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart) and kubectl dynamic beside their baselines (about 30 minutes); rewrites the generated section of docs/benchmarks.md.
 	BENCH=full BENCH_COMMAND='make bench$(if $(BENCH_MANAGER), BENCH_MANAGER=$(BENCH_MANAGER))' \
 	  go test -count=1 -v -timeout 60m -run '^TestBenchFull$$' ./test/bench/
 

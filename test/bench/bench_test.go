@@ -22,6 +22,9 @@ type config struct {
 	flipNs       []int
 	flipReps     int // flips each way of the operator and of the floor
 	floorWorkers []int
+	// ownedFloorWorkers: the concurrencies of the floor with the
+	// operator's metadata (ownerReference, UID precondition).
+	ownedFloorWorkers []int
 	// kubectl flips alternate to active and back (6 = 3 each way).
 	kubectlSSAFlips, kubectlCSAFlips func(n int) int
 	breakdownN, breakdownReps        int
@@ -32,6 +35,10 @@ type config struct {
 	probeStates                      int
 	probeWindow, idleWindow          time.Duration
 	unrelated                        int
+	// The switch scale measure: scaleSwitches DynamicIngresses following
+	// scaleStates states, scaleFlipN of them on the state a flip edits.
+	// scaleFlipReps: flips each way of the operator and of each owned floor.
+	scaleSwitches, scaleStates, scaleFlipN, scaleFlipReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -44,12 +51,13 @@ type config struct {
 }
 
 var smallConfig = config{
-	name:            "small",
-	flipNs:          []int{50},
-	flipReps:        3,
-	floorWorkers:    []int{8, 32, 64},
-	kubectlSSAFlips: func(int) int { return 2 },
-	kubectlCSAFlips: func(int) int { return 1 },
+	name:              "small",
+	flipNs:            []int{50},
+	flipReps:          3,
+	floorWorkers:      []int{8, 32, 64},
+	ownedFloorWorkers: []int{32, 64},
+	kubectlSSAFlips:   func(int) int { return 2 },
+	kubectlCSAFlips:   func(int) int { return 1 },
 	// No breakdown: it restarts the manager and repeats flips; make bench
 	// runs it at N=500.
 	breakdownN:   0,
@@ -60,17 +68,23 @@ var smallConfig = config{
 	probeWindow:  2 * time.Second,
 	idleWindow:   time.Second,
 	unrelated:    1000,
-	quiet:        300 * time.Millisecond,
-	settle:       time.Second,
-	command:      "make bench-small",
+	// A few hundred switches: the structure of the scale measure, fast.
+	scaleSwitches: 300,
+	scaleStates:   10,
+	scaleFlipN:    100,
+	scaleFlipReps: 1,
+	quiet:         300 * time.Millisecond,
+	settle:        time.Second,
+	command:       "make bench-small",
 }
 
 var fullConfig = config{
-	name:            "full",
-	flipNs:          []int{50, 500, 2000},
-	flipReps:        5,
-	floorWorkers:    []int{8, 32, 64},
-	kubectlSSAFlips: func(int) int { return 6 },
+	name:              "full",
+	flipNs:            []int{50, 500, 2000},
+	flipReps:          5,
+	floorWorkers:      []int{8, 32, 64},
+	ownedFloorWorkers: []int{32, 64},
+	kubectlSSAFlips:   func(int) int { return 6 },
 	// Client-side apply reads and patches each object in turn: at 2000
 	// one flip takes about a minute, so one flip each way there.
 	kubectlCSAFlips: func(n int) int {
@@ -89,6 +103,10 @@ var fullConfig = config{
 	probeWindow:       30 * time.Second,
 	idleWindow:        10 * time.Second,
 	unrelated:         10000,
+	scaleSwitches:     10000,
+	scaleStates:       100,
+	scaleFlipN:        2000,
+	scaleFlipReps:     3,
 	quiet:             time.Second,
 	settle:            3 * time.Second,
 	gcWait:            150 * time.Second,
@@ -164,8 +182,8 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory) runs some measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true}
+	// memory, scale) runs some measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "plugin": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -173,7 +191,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, plugin", only)
 			}
 			run[f] = true
 		}
@@ -260,6 +278,17 @@ func runBench(t *testing.T, cfg config) {
 			t.Errorf("memory: a reading is missing: %+v (is go_memstats_heap_alloc_bytes still served?)", *m)
 		}
 	}
+	if run["scale"] {
+		if b.report.scale, err = b.switchScale(ctx); err != nil {
+			t.Fatalf("scale: %v", err)
+		}
+		checkScale(t, cfg, b.report.scale)
+	}
+	if run["plugin"] {
+		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {
+			t.Fatalf("plugin: %v", err)
+		}
+	}
 	b.report.elapsed = time.Since(b.started)
 	b.report.loadAfter = loadAverage()
 
@@ -287,8 +316,13 @@ func checkFlips(t *testing.T, cfg config, res *flipSuiteResult) {
 			t.Errorf("N=%d: %d operator flips %s, want %d", res.n, got, direction(active), cfg.flipReps)
 		}
 		for _, w := range cfg.floorWorkers {
-			if got := len(res.of(fmt.Sprintf("floor-%d", w), &active)); got != cfg.flipReps {
+			if got := len(res.of(floorName(w), &active)); got != cfg.flipReps {
 				t.Errorf("N=%d: %d floor flips with %d workers %s, want %d", res.n, got, w, direction(active), cfg.flipReps)
+			}
+		}
+		for _, w := range cfg.ownedFloorWorkers {
+			if got := len(res.of(ownedFloorName(w), &active)); got != cfg.flipReps {
+				t.Errorf("N=%d: %d owned-floor flips with %d workers %s, want %d", res.n, got, w, direction(active), cfg.flipReps)
 			}
 		}
 	}
@@ -296,6 +330,33 @@ func checkFlips(t *testing.T, cfg config, res *flipSuiteResult) {
 		if run.who == "operator" && run.reqs.writes("ingresses") < float64(run.n) {
 			t.Errorf("N=%d: the API server counted %g Ingress writes in an operator flip of %d Ingresses: is apiserver_request_total still served?",
 				run.n, run.reqs.writes("ingresses"), run.n)
+		}
+	}
+}
+
+// checkScale asserts what the scale measure must show whatever the
+// machine: a restart writes nothing and leaves every switch Ready, and
+// every flip ran.
+func checkScale(t *testing.T, cfg config, res *scaleResult) {
+	t.Helper()
+	if w := res.restartWrites.writes(""); w != 0 {
+		t.Errorf("scale: the restarted manager wrote %g times while it caught up with %d switches (%s), want 0",
+			w, res.switches, res.restartWrites.writeSummary())
+	}
+	if res.readyAfterRestart != res.switches {
+		t.Errorf("scale: %d of %d DynamicIngresses Ready after the restart", res.readyAfterRestart, res.switches)
+	}
+	if res.peak.rss == 0 || res.rest.rss == 0 || res.rest.heap == 0 || res.restartPk.rss == 0 {
+		t.Errorf("scale: a memory reading is missing: %+v %+v %+v", res.peak, res.rest, res.restartPk)
+	}
+	for _, active := range []bool{true, false} {
+		if got := len(res.flips.of("operator", &active)); got != cfg.scaleFlipReps {
+			t.Errorf("scale: %d operator flips %s, want %d", got, direction(active), cfg.scaleFlipReps)
+		}
+		for _, w := range cfg.ownedFloorWorkers {
+			if got := len(res.flips.of(ownedFloorName(w), &active)); got != cfg.scaleFlipReps {
+				t.Errorf("scale: %d owned-floor flips with %d workers %s, want %d", got, w, direction(active), cfg.scaleFlipReps)
+			}
 		}
 	}
 }

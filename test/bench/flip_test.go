@@ -213,12 +213,11 @@ func (b *bench) setupFloor(ctx context.Context, ns string, n int) error {
 
 const floorFieldManager = "bench-floor"
 
-// ownedFloorWorkers is the concurrency of the floor with the operator's
-// metadata.
-const ownedFloorWorkers = 32
-
-// ownedFloor names the floor with the operator's metadata.
-var ownedFloor = fmt.Sprintf("floor-owned-%d", ownedFloorWorkers)
+// floorName names the plain floor at a concurrency; ownedFloorName the
+// floor with the operator's metadata (the floor the operator is measured
+// against: it writes what the operator has to write).
+func floorName(workers int) string      { return fmt.Sprintf("floor-%d", workers) }
+func ownedFloorName(workers int) string { return fmt.Sprintf("floor-owned-%d", workers) }
 
 // setupOwnedFloor creates n passive Ingresses controlled by a ConfigMap of
 // the namespace, for the floor that writes what the operator writes. It
@@ -259,10 +258,10 @@ func (b *bench) applyEach(ctx context.Context, ns string, n, workers int, fieldM
 // ownerReference and the Ingress's UID as a precondition (read before the
 // flip, untimed).
 func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, workers int, owner *metav1.OwnerReference) (flipRun, error) {
-	run := flipRun{who: fmt.Sprintf("floor-%d", workers), n: n, active: active}
+	run := flipRun{who: floorName(workers), n: n, active: active}
 	body := func(i int) *networkingv1ac.IngressApplyConfiguration { return baselineApply(ns, objName(i), active) }
 	if owner != nil {
-		run.who = ownedFloor
+		run.who = ownedFloorName(workers)
 		list, err := b.h.cs.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return run, err
@@ -458,8 +457,9 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 					return err
 				}
 				res.add(run)
-				b.progress("flip N=%d round %d %s: operator %s (p50 %s, p99 %s; CPU s until then %s), statuses %s; writes: %s",
-					n, rep+1, direction(active), round(run.total), round(run.p50), round(run.p99), run.cpuArrived, round(run.statusDone), run.reqs.writeSummary())
+				b.progress("flip N=%d round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s; writes: %s",
+					n, rep+1, direction(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+					round(run.stateStatus), round(run.statusDone), run.reqs.writeSummary())
 			}
 			return nil
 		})
@@ -479,7 +479,9 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		for _, w := range b.cfg.floorWorkers {
 			steps = append(steps, floorStep(floorNS, w, nil))
 		}
-		steps = append(steps, floorStep(ownedNS, ownedFloorWorkers, owner))
+		for _, w := range b.cfg.ownedFloorWorkers {
+			steps = append(steps, floorStep(ownedNS, w, owner))
+		}
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
 			steps = append(steps, func() error {
 				for range 2 {

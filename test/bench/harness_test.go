@@ -263,7 +263,11 @@ func cpuSeconds(pid int) float64 {
 }
 
 // rssBytes is the resident set size of a process (VmRSS).
-func rssBytes(pid int) int64 {
+func rssBytes(pid int) int64 { return procStatusBytes(pid, "VmRSS:") }
+
+// procStatusBytes reads a field of /proc/<pid>/status given in kB
+// ("VmRSS:", "VmHWM:", the peak RSS) in bytes.
+func procStatusBytes(pid int, field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -271,7 +275,7 @@ func rssBytes(pid int) int64 {
 	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb * 1024
 		}

@@ -25,6 +25,8 @@ type report struct {
 	probeScale            *probeScaleResult
 	webhook               *webhookResult
 	memory                *memoryResult
+	scale                 *scaleResult
+	plugin                *pluginResult
 }
 
 // table builds a Markdown table.
@@ -107,33 +109,47 @@ func figures(runs []flipRun) flipFigures {
 	return f
 }
 
-// floorBest is the fastest floor (by median of all arrived) of one direction.
-func (r *flipSuiteResult) floorBest(workers []int, active bool) (string, flipFigures) {
-	best, bestF := "", flipFigures{}
+// floorBest is the fastest plain floor (by median of all arrived) of one
+// direction, with its worker count.
+func (r *flipSuiteResult) floorBest(workers []int, active bool) (int, flipFigures) {
+	return r.bestOf(workers, floorName, active)
+}
+
+// ownedFloorBest is the fastest floor with the operator's metadata.
+func (r *flipSuiteResult) ownedFloorBest(workers []int, active bool) (int, flipFigures) {
+	return r.bestOf(workers, ownedFloorName, active)
+}
+
+func (r *flipSuiteResult) bestOf(workers []int, name func(int) string, active bool) (int, flipFigures) {
+	best, bestF := 0, flipFigures{}
 	for _, w := range workers {
-		who := fmt.Sprintf("floor-%d", w)
-		f := figures(r.of(who, &active))
-		if f.flips > 0 && (best == "" || f.total < bestF.total) {
-			best, bestF = who, f
+		f := figures(r.of(name(w), &active))
+		if f.flips > 0 && (best == 0 || f.total < bestF.total) {
+			best, bestF = w, f
 		}
 	}
 	return best, bestF
 }
 
 var writerNames = map[string]string{
-	"operator":  "operator (state edit → Ingresses)",
-	kubectlSSA:  "`kubectl apply --server-side -f dir/`",
-	kubectlCSA:  "`kubectl apply -f dir/` (client-side)",
-	"floor-8":   "floor: client-go SSA, 8 workers",
-	"floor-32":  "floor: client-go SSA, 32 workers",
-	"floor-64":  "floor: client-go SSA, 64 workers",
-	"floor-128": "floor: client-go SSA, 128 workers",
-	ownedFloor:  fmt.Sprintf("floor with the operator's metadata (ownerReference, UID precondition), %d workers", ownedFloorWorkers),
+	"operator": "operator (state edit → Ingresses)",
+	kubectlSSA: "`kubectl apply --server-side -f dir/`",
+	kubectlCSA: "`kubectl apply -f dir/` (client-side)",
 }
+
+// ownedFloorDesc says what the floor with the operator's metadata writes.
+const ownedFloorDesc = "owned floor: client-go SSA + controller ownerReference + UID precondition"
 
 func writerName(who string) string {
 	if n, ok := writerNames[who]; ok {
 		return n
+	}
+	var w int
+	if _, err := fmt.Sscanf(who, "floor-owned-%d", &w); err == nil {
+		return fmt.Sprintf("%s, %d workers", ownedFloorDesc, w)
+	}
+	if _, err := fmt.Sscanf(who, "floor-%d", &w); err == nil {
+		return fmt.Sprintf("floor: client-go SSA, %d workers", w)
 	}
 	return who
 }
@@ -155,13 +171,13 @@ func (rep *report) markdown() string {
 		for _, active := range []bool{true, false} {
 			op := figures(fs.of("operator", &active))
 			what := fmt.Sprintf("flip N=%d %s: every Ingress arrived (median of %d)", fs.n, direction(active), op.flips)
-			best, bf := fs.floorBest(rep.cfg.floorWorkers, active)
-			if best != "" {
-				sum.add(what, round(op.total), fmt.Sprintf("floor: client-go SSA, best of %s workers (%s, median of %d)",
-					workerList(rep.cfg.floorWorkers), strings.TrimPrefix(best, "floor-"), bf.flips), round(bf.total), durRatio(op.total, bf.total))
+			if best, bf := fs.ownedFloorBest(rep.cfg.ownedFloorWorkers, active); best != 0 {
+				sum.add(what, round(op.total), fmt.Sprintf("%s, best of %s workers (%d, median of %d)",
+					ownedFloorDesc, workerList(rep.cfg.ownedFloorWorkers), best, bf.flips), round(bf.total), durRatio(op.total, bf.total))
 			}
-			if of := figures(fs.of(ownedFloor, &active)); of.flips > 0 {
-				sum.add(what, round(op.total), fmt.Sprintf("%s (median of %d)", writerName(ownedFloor), of.flips), round(of.total), durRatio(op.total, of.total))
+			if best, bf := fs.floorBest(rep.cfg.floorWorkers, active); best != 0 {
+				sum.add(what, round(op.total), fmt.Sprintf("floor: client-go SSA, best of %s workers (%d, median of %d)",
+					workerList(rep.cfg.floorWorkers), best, bf.flips), round(bf.total), durRatio(op.total, bf.total))
 			}
 			for _, mode := range []string{kubectlSSA, kubectlCSA} {
 				kf := figures(fs.of(mode, &active))
@@ -198,21 +214,45 @@ func (rep *report) markdown() string {
 			sum.add(fmt.Sprintf("manager live heap (after the last GC) after sync, %d unrelated Ingresses", m.unrelated), mib(int64(m.live[1])), "0 unrelated Ingresses", mib(int64(m.live[0])), ratio(m.live[1], m.live[0]))
 		}
 	}
+	if sc := rep.scale; sc != nil {
+		for _, active := range []bool{true, false} {
+			op := figures(sc.flips.of("operator", &active))
+			if best, bf := sc.flips.ownedFloorBest(rep.cfg.ownedFloorWorkers, active); best != 0 {
+				sum.add(fmt.Sprintf("scale: flip N=%d of %d switches %s, every Ingress arrived (median of %d)", sc.flipN, sc.switches, direction(active), op.flips),
+					round(op.total), fmt.Sprintf("%s, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(rep.cfg.ownedFloorWorkers), best, bf.flips),
+					round(bf.total), durRatio(op.total, bf.total))
+			}
+		}
+		sum.add(fmt.Sprintf("scale: restart with %d switches, write requests while catching up", sc.switches), fmt.Sprintf("%g", sc.restartWrites.writes("")),
+			"required", "0", ratio(sc.restartWrites.writes(""), 0))
+		sum.add(fmt.Sprintf("scale: restart with %d switches, until every one is reconciled (%d of %d Ready)", sc.switches, sc.readyAfterRestart, sc.switches),
+			round(sc.caughtUp), "required at most", round(restartBound), durRatio(sc.caughtUp, restartBound))
+		sum.add(fmt.Sprintf("scale: manager peak RSS, %d switches (converging from empty / restart)", sc.switches),
+			mib(sc.peak.rss)+" / "+mib(sc.restartPk.rss), "the chart's memory limit", mib(chartMemoryLimit()), ratio(float64(max(sc.peak.rss, sc.restartPk.rss)), float64(chartMemoryLimit())))
+	}
+	if rep.plugin != nil {
+		rep.plugin.summaryRows(sum)
+	}
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
 	w("Time from the state edit (for the baselines: from the first request) until the watch showed an Ingress in the new shape; medians over the flips. ")
 	w("\"returned\" is when the writer's last request was answered; \"statuses\" when every DynamicIngress's status showed the new mode.\n\n")
 	w("CPU: seconds of CPU of each process from the edit until every Ingress arrived (median), from /proc.\n\n")
-	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses", "÷ best floor", "CPU s: manager / apiserver / etcd / bench"}}
+	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses",
+		"÷ best owned floor", "÷ best floor", "CPU s: manager / apiserver / etcd / bench"}}
 	for _, fs := range rep.flips {
 		for _, active := range []bool{true, false} {
 			_, bf := fs.floorBest(rep.cfg.floorWorkers, active)
+			_, bof := fs.ownedFloorBest(rep.cfg.ownedFloorWorkers, active)
 			whos := []string{"operator"}
 			for _, wk := range rep.cfg.floorWorkers {
-				whos = append(whos, fmt.Sprintf("floor-%d", wk))
+				whos = append(whos, floorName(wk))
 			}
-			whos = append(whos, ownedFloor, kubectlSSA, kubectlCSA)
+			for _, wk := range rep.cfg.ownedFloorWorkers {
+				whos = append(whos, ownedFloorName(wk))
+			}
+			whos = append(whos, kubectlSSA, kubectlCSA)
 			for _, who := range whos {
 				f := figures(fs.of(who, &active))
 				if f.flips == 0 {
@@ -223,7 +263,7 @@ func (rep *report) markdown() string {
 					done = "statuses " + round(f.statusDone)
 				}
 				ft.add(fmt.Sprint(fs.n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
-					round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bf.total), f.cpu.columns())
+					round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bof.total), durRatio(f.total, bf.total), f.cpu.columns())
 			}
 		}
 	}
@@ -300,6 +340,12 @@ func (rep *report) markdown() string {
 			wt.add(c.name, round(percentile(c.lat, 0.5)), round(percentile(c.lat, 0.9)), round(percentile(c.lat, 0.99)), round(percentile(c.lat, 1)))
 		}
 		w("%d DynamicIngress creates, one after the other, each measured by the client; the same manager (serving its webhooks) runs in both cases.\n\n%s\n", wh.n, wt)
+	}
+	if sc := rep.scale; sc != nil {
+		w("%s\n", sc.markdown(rep.cfg))
+	}
+	if p := rep.plugin; p != nil {
+		w("%s\n", p.markdown())
 	}
 	if m := rep.memory; m != nil {
 		w("#### Memory\n\n")

@@ -147,3 +147,11 @@ func TestTimestampedAnswer(t *testing.T) {
 		t.Error("two answers a second apart are the same")
 	}
 }
+
+func TestChartMemoryLimit(t *testing.T) {
+	// The scale measure reads its peak against the chart's limit: the
+	// values file must keep giving one.
+	if got := chartMemoryLimit(); got < 64<<20 {
+		t.Errorf("chartMemoryLimit() = %d, want the chart's resources.limits.memory", got)
+	}
+}
