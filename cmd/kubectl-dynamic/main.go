@@ -99,11 +99,7 @@ func (o *options) client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// No client-side rate limit (client-go's default is 5 requests/s):
-	// preview sends one dry run per changing switch, at most
-	// dryRunWorkers at once, and the API server's priority and fairness
-	// limits what it accepts.
-	cfg.QPS = -1
+	cfg = plugin.RESTConfig(cfg)
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
 		if err := add(scheme); err != nil {

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -159,4 +160,15 @@ func listTargets(ctx context.Context, c client.Reader, kind target.Kind, ns stri
 		out[obj.GetName()] = obj
 	}
 	return out, nil
+}
+
+// RESTConfig is cfg as the plugin uses it: a copy without a client-side
+// rate limit (client-go's default of 5 requests/s made a preview of 2000
+// switches take minutes). The API server's priority and fairness still
+// limits what it accepts, and the plugin keeps at most a bounded number of
+// requests in flight (DryRunDiffs' workers).
+func RESTConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.QPS = -1
+	return out
 }
