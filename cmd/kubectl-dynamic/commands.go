@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +12,9 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
 )
-
-// jsonBytes encodes the plugin's own report types (not Kubernetes objects).
-func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }
 
 // dryRunWorkers bounds preview's dry runs in flight.
 const dryRunWorkers = 16
@@ -36,11 +33,7 @@ func newStatusCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			snap, err := plugin.Read(cmd.Context(), c, plugin.Kinds(cmd.Context(), c), ns, args[0])
-			if err != nil {
-				return err
-			}
-			report, err := plugin.Status(snap)
+			_, report, err := plugin.StatusOf(cmd.Context(), c, plugin.Kinds(cmd.Context(), c), ns, args[0])
 			if err != nil {
 				return err
 			}
@@ -132,25 +125,20 @@ func newPreviewCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			snap, err := plugin.Read(ctx, c, plugin.Kinds(ctx, c), ns, args[0])
+			would, report, err := plugin.PreviewOf(cmd.Context(), c, ns, args[0], dryRunWorkers,
+				func(state *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
+					if when.IsZero() {
+						return plugin.WithAnswer(state, answer), nil
+					}
+					return plugin.ScheduledAt(state, when)
+				})
 			if err != nil {
-				return err
-			}
-			would := plugin.WithAnswer(snap.State, answer)
-			if !when.IsZero() {
-				if would, err = plugin.ScheduledAt(snap.State, when); err != nil {
-					return err
-				}
-			}
-			report := plugin.PreviewReport{Changes: plugin.Changes(snap, would)}
-			if err := plugin.DryRunDiffs(ctx, c, report.Changes, dryRunWorkers); err != nil {
 				return err
 			}
 			if output != "" {
 				err = printData(o, output, report)
 			} else {
-				err = printPreview(o, snap.State.Name, when, would.Status.StatusCode, would.Status.Body, report)
+				err = printPreview(o, would.Name, when, would.Status.StatusCode, would.Status.Body, report)
 			}
 			if err == nil && exitCode && len(report.Changes) > 0 {
 				return exitStatus(1)

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -154,7 +155,8 @@ func printData(o *options, output string, v any) error {
 	if err != nil {
 		return &plugin.UsageError{Err: err}
 	}
-	raw, err := jsonBytes(v)
+	// v is one of the plugin's own report types, not a Kubernetes object.
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 func micro(t metav1.Time) *metav1.MicroTime { return &metav1.MicroTime{Time: t.Time} }
@@ -189,3 +193,64 @@ func TestScheduledStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestSelected: what the state selects, override aside, is what Decide
+// selects for the same switch without its override, Retain included.
+func TestSelected(t *testing.T) {
+	ingressTo := func(service string) *v1beta1.IngressVariant {
+		return &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Spec: networkingv1.IngressSpec{
+			DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}
+	}
+	sw := func(override v1beta1.Mode, policy v1beta1.FailurePolicy) *v1beta1.DynamicIngress {
+		return &v1beta1.DynamicIngress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", UID: "uid-a", Generation: 2},
+			Spec: v1beta1.DynamicIngressSpec{State: "flag", Target: v1beta1.TargetReference{Name: "a"}, Override: override, FailurePolicy: policy,
+				Expected: v1beta1.ExpectedResponse{StatusCode: "503"}, PassiveIngress: ingressTo("web"), ActiveIngress: ingressTo("sorry")},
+			Status: v1beta1.SwitchStatus{Conditions: []metav1.Condition{{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, Reason: "Matched"}}},
+		}
+	}
+	live := func(s *v1beta1.DynamicIngress, active bool) client.Object {
+		u, err := target.Render(target.Ingress{}, s, active)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ing := &networkingv1.Ingress{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ing); err != nil {
+			t.Fatal(err)
+		}
+		return ing
+	}
+	state := func(code string) *v1beta1.DynamicIngressState {
+		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "flag"}, Status: v1beta1.DynamicIngressStateStatus{StatusCode: code}}
+	}
+	tests := []struct {
+		name     string
+		override v1beta1.Mode
+		policy   v1beta1.FailurePolicy
+		state    *v1beta1.DynamicIngressState
+		active   bool // the live target's mode
+		want     metav1.ConditionStatus
+	}{
+		{"pinned passive, the state selects active", v1beta1.ModePassive, "", state("503"), false, "True"},
+		{"pinned active, the state selects passive", v1beta1.ModeActive, "", state("200"), true, "False"},
+		{"pinned passive, Retain keeps the target's active shape", v1beta1.ModePassive, v1beta1.FailurePolicyRetain, state(""), true, "True"},
+		{"pinned active, Retain keeps the target's passive shape", v1beta1.ModeActive, v1beta1.FailurePolicyRetain, nil, false, "False"},
+		{"no override: Selected is Decide", "", v1beta1.FailurePolicyRetain, state(""), true, "True"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pinned := sw(tt.override, tt.policy)
+			liveTarget := live(pinned, tt.active)
+			got := Selected(targetKind, pinned, tt.state, liveTarget)
+			if got.Status != tt.want {
+				t.Errorf("Selected = %s (%s), want %s", got.Status, got.Message, tt.want)
+			}
+			free := sw("", tt.policy)
+			if want := Decide(targetKind, free, tt.state, liveTarget); got.Status != want.Status || got.Message != want.Message {
+				t.Errorf("Selected = %s %q, Decide without the override = %s %q", got.Status, got.Message, want.Status, want.Message)
+			}
+		})
+	}
+}
+
+var targetKind = target.Ingress{}

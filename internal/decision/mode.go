@@ -90,9 +90,13 @@ func noAnswerStatus(sw target.Switch, current *bool) metav1.ConditionStatus {
 // RetainsMode says whether the mode depends on the target's current mode:
 // failurePolicy Retain, no override, and a state that gives no answer.
 func RetainsMode(sw target.Switch, state *v1beta1.DynamicIngressState) bool {
-	spec := sw.SwitchSpec()
-	return spec.FailurePolicy == v1beta1.FailurePolicyRetain && spec.Override == "" &&
-		(state == nil || state.Status.StatusCode == "")
+	return sw.SwitchSpec().Override == "" && policyRetains(sw, state)
+}
+
+// policyRetains says whether the state, override aside, selects the mode
+// the target is in: failurePolicy Retain and a state that gives no answer.
+func policyRetains(sw target.Switch, state *v1beta1.DynamicIngressState) bool {
+	return sw.SwitchSpec().FailurePolicy == v1beta1.FailurePolicyRetain && (state == nil || state.Status.StatusCode == "")
 }
 
 // policyPhrase says which mode the failure policy selected.
@@ -147,6 +151,12 @@ func Current(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressSt
 	if !RetainsMode(sw, state) {
 		return nil
 	}
+	return liveMode(kind, sw, live, pending)
+}
+
+// liveMode is the mode Retain keeps (see Current), whatever spec.override
+// says.
+func liveMode(kind target.Kind, sw target.Switch, live client.Object, pending *bool) *bool {
 	if live != nil && !metav1.IsControlledBy(live, sw) {
 		return nil
 	}
@@ -166,4 +176,16 @@ func Current(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressSt
 func Decide(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressState, live client.Object) metav1.Condition {
 	state = Followed(state, nil)
 	return Active(sw, state, Current(kind, sw, state, live, nil))
+}
+
+// Selected is the Active condition the state selects for a switch whose
+// target is live, spec.override aside: the mode the switch follows once its
+// override is removed (what `kubectl dynamic override` reports).
+func Selected(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressState, live client.Object) metav1.Condition {
+	state = Followed(state, nil)
+	var current *bool
+	if policyRetains(sw, state) {
+		current = liveMode(kind, sw, live, nil)
+	}
+	return followState(sw, state, current)
 }

@@ -111,31 +111,8 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 			live = nil
 		}
 	}
-	free := kind.NewSwitch()
-	if err := clearOverride(sw, free); err != nil {
-		return OverrideResult{}, err
-	}
 	now := decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue
-	selects := decision.Decide(kind, free, state, live).Status == metav1.ConditionTrue
+	selects := decision.Selected(kind, sw, state, live).Status == metav1.ConditionTrue
 	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State,
 		Mode: decision.ModeName(now), StateSelects: decision.ModeName(selects)}, nil
-}
-
-// clearOverride makes out a copy of sw without spec.override.
-func clearOverride(sw, out target.Switch) error {
-	raw, err := json.Marshal(sw)
-	if err != nil {
-		return err
-	}
-	var content map[string]any
-	if err := json.Unmarshal(raw, &content); err != nil {
-		return err
-	}
-	if spec, ok := content["spec"].(map[string]any); ok {
-		delete(spec, "override")
-	}
-	if raw, err = json.Marshal(content); err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
 }

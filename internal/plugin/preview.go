@@ -234,3 +234,22 @@ func unifiedDiff(name, before, after string) (string, error) {
 		FromFile: from, ToFile: to, Context: 3,
 	})
 }
+
+// PreviewOf reads the state name in namespace ns and its switches (Read),
+// makes of the state what it would be with would (WithAnswer, ScheduledAt),
+// and returns that state and the changes it would bring, each with its
+// dry-run diff (DryRunDiffs, workers in flight): what `kubectl dynamic
+// preview` shows.
+func PreviewOf(ctx context.Context, c client.Client, ns, name string, workers int,
+	would func(*v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error)) (*v1beta1.DynamicIngressState, PreviewReport, error) {
+	snap, err := Read(ctx, c, Kinds(ctx, c), ns, name)
+	if err != nil {
+		return nil, PreviewReport{}, err
+	}
+	state, err := would(snap.State)
+	if err != nil {
+		return nil, PreviewReport{}, err
+	}
+	report := PreviewReport{Changes: Changes(snap, state)}
+	return state, report, DryRunDiffs(ctx, c, report.Changes, workers)
+}

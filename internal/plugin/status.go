@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -205,4 +206,15 @@ func accepted(live client.Object) string {
 		}
 	}
 	return AcceptedTrue
+}
+
+// StatusOf reads the state name in namespace ns and its switches of kinds
+// (Read) and reports on them (Status): what `kubectl dynamic status` shows.
+func StatusOf(ctx context.Context, c client.Reader, kinds []target.Kind, ns, name string) (*Snapshot, Report, error) {
+	snap, err := Read(ctx, c, kinds, ns, name)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	report, err := Status(snap)
+	return snap, report, err
 }

@@ -104,11 +104,7 @@ func Wait(ctx context.Context, c client.Reader, kinds []target.Kind, opts WaitOp
 	start := clk.Now()
 	deadline := start.Add(opts.Timeout)
 	for {
-		snap, err := Read(ctx, c, kinds, opts.Namespace, opts.State)
-		if err != nil {
-			return 0, Report{}, err
-		}
-		report, err := Status(snap)
+		snap, report, err := StatusOf(ctx, c, kinds, opts.Namespace, opts.State)
 		if err != nil {
 			return 0, Report{}, err
 		}

@@ -63,8 +63,55 @@ func ReadOCIArchive(path, dir string) (v1.ImageIndex, error) {
 
 // tarDirectory writes the files under dir into a tar at out, in lexical
 // order, with fixed owners, modes and times.
-func tarDirectory(dir, out string, modTime time.Time) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".oci-archive-")
+func tarDirectory(dir, out string, modTime time.Time) error {
+	return writeAtomically(out, ".oci-archive-", func(w io.Writer) error {
+		tw := tar.NewWriter(w)
+		// WalkDir visits entries in lexical order.
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == dir {
+				return err
+			}
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			h := &tar.Header{Name: filepath.ToSlash(rel), ModTime: modTime.UTC(), Format: tar.FormatPAX}
+			switch {
+			case d.IsDir():
+				h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
+				return tw.WriteHeader(h)
+			case d.Type().IsRegular():
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, info.Size()
+				if err := tw.WriteHeader(h); err != nil {
+					return err
+				}
+				f, err := os.Open(p)
+				if err != nil {
+					return err
+				}
+				defer func() { _ = f.Close() }()
+				_, err = io.Copy(tw, f)
+				return err
+			default:
+				return fmt.Errorf("%s is neither a file nor a directory", p)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return tw.Close()
+	})
+}
+
+// writeAtomically writes out (mode 0644) with write, through a temporary
+// file in the same directory named prefix..., so that out is either whole
+// or absent.
+func writeAtomically(out, prefix string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(out), prefix)
 	if err != nil {
 		return err
 	}
@@ -74,45 +121,7 @@ func tarDirectory(dir, out string, modTime time.Time) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	tw := tar.NewWriter(tmp)
-	// WalkDir visits entries in lexical order.
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		h := &tar.Header{Name: filepath.ToSlash(rel), ModTime: modTime.UTC(), Format: tar.FormatPAX}
-		switch {
-		case d.IsDir():
-			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
-			return tw.WriteHeader(h)
-		case d.Type().IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, info.Size()
-			if err := tw.WriteHeader(h); err != nil {
-				return err
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = f.Close() }()
-			_, err = io.Copy(tw, f)
-			return err
-		default:
-			return fmt.Errorf("%s is neither a file nor a directory", p)
-		}
-	})
-	if err != nil {
-		return err
-	}
-	if err = tw.Close(); err != nil {
+	if err = write(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Close(); err != nil {

@@ -32,7 +32,7 @@ func PluginArchiveName(version string, p Platform) string {
 // the license at license, named LICENSE (0644). Entries are sorted by name,
 // owned by root and carry modTime, and the gzip header carries no name nor
 // time, so the same binary gives the same archive.
-func WritePluginArchive(binary, license string, modTime time.Time, out string) (err error) {
+func WritePluginArchive(binary, license string, modTime time.Time, out string) error {
 	entries := []struct {
 		name, src string
 		mode      int64
@@ -41,45 +41,28 @@ func WritePluginArchive(binary, license string, modTime time.Time, out string) (
 		{"LICENSE", license, 0o644},
 		{PluginBinary, binary, 0o755},
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".plugin-archive-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	zw, err := gzip.NewWriterLevel(tmp, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(zw)
-	for _, e := range entries {
-		content, err := os.ReadFile(e.src)
+	return writeAtomically(out, ".plugin-archive-", func(w io.Writer) error {
+		zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 		if err != nil {
 			return err
 		}
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: e.mode, Size: int64(len(content)),
-			ModTime: modTime.UTC(), Format: tar.FormatPAX}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
+		tw := tar.NewWriter(zw)
+		for _, e := range entries {
+			content, err := os.ReadFile(e.src)
+			if err != nil {
+				return err
+			}
+			h := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: e.mode, Size: int64(len(content)),
+				ModTime: modTime.UTC(), Format: tar.FormatPAX}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := tw.Write(content); err != nil {
+				return err
+			}
 		}
-		if _, err := tw.Write(content); err != nil {
-			return err
-		}
-	}
-	if err = errors.Join(tw.Close(), zw.Close()); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+		return errors.Join(tw.Close(), zw.Close())
+	})
 }
 
 // KrewPlugin is the part of a krew plugin manifest

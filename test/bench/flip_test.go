@@ -494,13 +494,8 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 				return nil
 			})
 		}
-		for i := range steps {
-			if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
-				return nil, err
-			}
-			if err := steps[(i+rep)%len(steps)](); err != nil {
-				return nil, err
-			}
+		if err := b.runRound(ctx, rep, steps); err != nil {
+			return nil, err
 		}
 	}
 	for _, mode := range []string{kubectlSSA, kubectlCSA} {
@@ -622,4 +617,19 @@ func (b *bench) profile(name string, get func(seconds string) ([]byte, error)) f
 		}
 	}()
 	return func() { <-done }
+}
+
+// runRound runs the writers of round rep, each once the API server has seen
+// no write for a while, starting at writer rep: the order rotates from round
+// to round, so that no writer always follows the heaviest one.
+func (b *bench) runRound(ctx context.Context, rep int, steps []func() error) error {
+	for i := range steps {
+		if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
+			return err
+		}
+		if err := steps[(i+rep)%len(steps)](); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
 )
@@ -215,47 +216,49 @@ func (b *bench) pluginMeasure(ctx context.Context) (*pluginResult, error) {
 
 // pluginStatus runs status once, with a new client.
 func (b *bench) pluginStatus(ctx context.Context, run *pluginRun, n int) error {
-	c, counter, err := b.h.countingClient()
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	snap, err := plugin.Read(ctx, c, plugin.Kinds(ctx, c), pluginNS, "flip")
-	if err != nil {
-		return err
-	}
-	report, err := plugin.Status(snap)
-	if err != nil {
-		return err
-	}
-	run.times = append(run.times, time.Since(t0))
-	run.reqs, run.shown = counter.tally, len(report.Switches)
-	if s := report.Summary; s.Total != n || s.Passive != n || s.NotInShape != 0 {
-		return fmt.Errorf("plugin: status shows %s, want %d switches, all passive and in shape", s, n)
-	}
-	return nil
+	return b.pluginRun(run, func(c client.Client) (int, error) {
+		_, report, err := plugin.StatusOf(ctx, c, plugin.Kinds(ctx, c), pluginNS, "flip")
+		if err != nil {
+			return 0, err
+		}
+		if s := report.Summary; s.Total != n || s.Passive != n || s.NotInShape != 0 {
+			return 0, fmt.Errorf("plugin: status shows %s, want %d switches, all passive and in shape", s, n)
+		}
+		return len(report.Switches), nil
+	})
 }
 
-// pluginPreview runs the preview of the flip once (see pluginStatus).
+// pluginPreview runs the preview of the flip once, with a new client.
 func (b *bench) pluginPreview(ctx context.Context, run *pluginRun, n int) error {
+	return b.pluginRun(run, func(c client.Client) (int, error) {
+		_, report, err := plugin.PreviewOf(ctx, c, pluginNS, "flip", pluginDryRunWorkers,
+			func(state *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
+				return plugin.WithAnswer(state, plugin.Answer{StatusCode: "200"}), nil
+			})
+		if err != nil {
+			return 0, err
+		}
+		if changes := report.Changes; len(changes) != n || changes[0].Diff == "" {
+			return 0, fmt.Errorf("plugin: preview of the flip shows %d changes, want %d, each with a diff", len(changes), n)
+		}
+		return len(report.Changes), nil
+	})
+}
+
+// pluginRun times command, given a new counting client, into run: its time,
+// its requests and how many switches it showed.
+func (b *bench) pluginRun(run *pluginRun, command func(client.Client) (int, error)) error {
 	c, counter, err := b.h.countingClient()
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	snap, err := plugin.Read(ctx, c, plugin.Kinds(ctx, c), pluginNS, "flip")
+	shown, err := command(c)
 	if err != nil {
 		return err
 	}
-	changes := plugin.Changes(snap, plugin.WithAnswer(snap.State, plugin.Answer{StatusCode: "200"}))
-	if err := plugin.DryRunDiffs(ctx, c, changes, pluginDryRunWorkers); err != nil {
-		return err
-	}
 	run.times = append(run.times, time.Since(t0))
-	run.reqs, run.shown = counter.tally, len(changes)
-	if len(changes) != n || changes[0].Diff == "" {
-		return fmt.Errorf("plugin: preview of the flip shows %d changes, want %d, each with a diff", len(changes), n)
-	}
+	run.reqs, run.shown = counter.tally, shown
 	return nil
 }
 

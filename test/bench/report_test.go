@@ -85,6 +85,20 @@ type flipFigures struct {
 	cpu cpuSnapshot
 }
 
+// flipRow is the row of a flips table for writer who's figures f: N,
+// direction, writer, flips, times, when it was done (for the operator,
+// when the statuses were), then the ratio columns given and the CPU
+// columns.
+func flipRow(n int, active bool, who string, f flipFigures, ratios ...string) []string {
+	done := round(f.wrote)
+	if who == "operator" {
+		done = "statuses " + round(f.statusDone)
+	}
+	row := []string{fmt.Sprint(n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
+		round(f.min) + "–" + round(f.max), round(f.p50), round(f.p99), round(f.first), done}
+	return append(append(row, ratios...), f.cpu.columns())
+}
+
 func figures(runs []flipRun) flipFigures {
 	f := flipFigures{flips: len(runs)}
 	if len(runs) == 0 {
@@ -258,12 +272,7 @@ func (rep *report) markdown() string {
 				if f.flips == 0 {
 					continue
 				}
-				done := round(f.wrote)
-				if who == "operator" {
-					done = "statuses " + round(f.statusDone)
-				}
-				ft.add(fmt.Sprint(fs.n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
-					round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bof.total), durRatio(f.total, bf.total), f.cpu.columns())
+				ft.add(flipRow(fs.n, active, who, f, durRatio(f.total, bof.total), durRatio(f.total, bf.total))...)
 			}
 		}
 	}

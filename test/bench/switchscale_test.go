@@ -353,13 +353,8 @@ func (b *bench) scaleFlips(ctx context.Context, m *managerProc) (*flipSuiteResul
 				return nil
 			})
 		}
-		for i := range steps {
-			if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
-				return nil, err
-			}
-			if err := steps[(i+rep)%len(steps)](); err != nil {
-				return nil, err
-			}
+		if err := b.runRound(ctx, rep, steps); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
@@ -417,12 +412,7 @@ func (r *scaleResult) markdown(cfg config) string {
 			if f.flips == 0 {
 				continue
 			}
-			done := round(f.wrote)
-			if who == "operator" {
-				done = "statuses " + round(f.statusDone)
-			}
-			ft.add(fmt.Sprint(r.flipN), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
-				round(f.min)+"–"+round(f.max), round(f.p50), round(f.p99), round(f.first), done, durRatio(f.total, bof.total), f.cpu.columns())
+			ft.add(flipRow(r.flipN, active, who, f, durRatio(f.total, bof.total))...)
 		}
 	}
 	w("%s", ft)

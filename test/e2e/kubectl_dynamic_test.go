@@ -475,14 +475,7 @@ spec:
 `, ns))
 
 	kubectl(t, "", "patch", "-n", ns, "dis", "flag", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`)
-	var stdout, stderr bytes.Buffer
-	wait := pluginKubectl().Command("", "dynamic", "wait", "flag", "-n", ns, "--timeout", "60s")
-	wait.Stdout, wait.Stderr = &stdout, &stderr
-	if err := wait.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- wait.Wait() }()
+	done, stdout, stderr := startPlugin(t, "wait", "flag", "-n", ns, "--timeout", "60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}=TargetConflict", "di/blocked", "--timeout=30s")
 	select {
 	case err := <-done:
@@ -500,7 +493,6 @@ spec:
 			t.Fatalf("wait: %v\n%s%s", err, stdout.String(), stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		_ = wait.Process.Kill()
 		t.Fatalf("wait did not return within 30s of blocked being freed")
 	}
 	// Read right after wait returns: every Ingress and every status shows
@@ -758,14 +750,7 @@ func TestKubectlDynamicHTTPRouteAccepted(t *testing.T) {
 	// The flip writes a new generation; the parents still show the old
 	// one, so wait --accepted waits until the gateway catches up.
 	kubectl(t, "", "patch", "-n", ns, "dis", "flag", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`)
-	var stdout, stderr bytes.Buffer
-	wait := pluginKubectl().Command("", "dynamic", "wait", "flag", "-n", ns, "--accepted", "--timeout", "60s")
-	wait.Stdout, wait.Stderr = &stdout, &stderr
-	if err := wait.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- wait.Wait() }()
+	done, stdout, stderr := startPlugin(t, "wait", "flag", "-n", ns, "--accepted", "--timeout", "60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Active", "dhr/route", "--timeout=30s")
 	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.spec.rules[0].filters[0].type}=RequestRedirect", "httproute/route", "--timeout=30s")
 	// In shape, not accepted: wait --accepted keeps waiting.
@@ -791,10 +776,26 @@ func TestKubectlDynamicHTTPRouteAccepted(t *testing.T) {
 			t.Errorf("wait --accepted: %v\n%s%s", err, stdout.String(), stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		_ = wait.Process.Kill()
 		t.Fatalf("wait --accepted did not return within 30s of every parent accepting generation %d", newGen)
 	}
 	if !strings.HasPrefix(stdout.String(), `State "flag": all 1 switch in shape and accepted (1 active, 0 passive) after `) {
 		t.Errorf("wait --accepted printed %q", stdout.String())
 	}
+}
+
+// startPlugin starts `kubectl dynamic args...` in the background: done
+// receives its end, and stdout and stderr what it printed, once it is done.
+// A command still running when the test ends is killed.
+func startPlugin(t *testing.T, args ...string) (done <-chan error, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd := pluginKubectl().Command("", append([]string{"dynamic"}, args...)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	end := make(chan error, 1)
+	go func() { end <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return end, stdout, stderr
 }
