@@ -6,6 +6,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,35 +14,41 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 func TestAppliedTargets(t *testing.T) {
 	web := types.NamespacedName{Namespace: "shop", Name: "web"}
 	api := types.NamespacedName{Namespace: "shop", Name: "api"}
-	passive := []byte(`{"spec":{"rules":[{"host":"shop.example.com"}]}}`)
-	active := []byte(`{"spec":{"defaultBackend":{"service":{"name":"sorry"}}}}`)
+	passive := renderedFrom{uid: "uid-web", generation: 3, active: false}
+	active := renderedFrom{uid: "uid-web", generation: 3, active: true}
+	edited := renderedFrom{uid: "uid-web", generation: 4, active: false}
+	recreated := renderedFrom{uid: "uid-web-2", generation: 3, active: false}
 
 	a := newAppliedTargets()
-	a.record(web, "10", passive, 3, false)
-	a.record(api, "", passive, 3, false) // no version: nothing to remember
+	a.record(web, passive, "10")
+	a.record(api, passive, "") // no version: nothing to remember
 
 	for _, tc := range []struct {
-		name string
-		key  types.NamespacedName
-		rv   string
-		body []byte
-		want bool
+		name     string
+		key      types.NamespacedName
+		rv       string
+		rendered renderedFrom
+		want     bool
 	}{
 		{"the target as our apply left it", web, "10", passive, true},
 		{"written since (a hand edit, another manager)", web, "11", passive, false},
 		{"an older copy", web, "9", passive, false},
-		{"another body to apply", web, "10", active, false},
+		{"the other mode to apply", web, "10", active, false},
+		{"templates edited since", web, "10", edited, false},
+		{"a switch of the same name created again", web, "10", recreated, false},
 		{"a switch never applied", api, "10", passive, false},
 		{"no version to compare", web, "", passive, false},
 	} {
-		if got := a.holds(tc.key, tc.rv, tc.body); got != tc.want {
+		if got := a.holds(tc.key, tc.rv, tc.rendered); got != tc.want {
 			t.Errorf("%s: holds = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -50,25 +57,27 @@ func TestAppliedTargets(t *testing.T) {
 		name       string
 		key        types.NamespacedName
 		rv         string
+		uid        types.UID
 		generation int64
 		want       *bool
 	}{
-		{"the target as our passive apply left it, same templates", web, "10", 3, ptr.To(false)},
-		{"written since: its shape decides", web, "11", 3, nil},
-		{"templates edited since: its shape decides", web, "10", 4, nil},
-		{"a switch never applied", api, "10", 3, nil},
-		{"no version to compare", web, "", 3, nil},
+		{"the target as our passive apply left it, same templates", web, "10", "uid-web", 3, ptr.To(false)},
+		{"written since: its shape decides", web, "11", "uid-web", 3, nil},
+		{"templates edited since: its shape decides", web, "10", "uid-web", 4, nil},
+		{"a switch of the same name created again", web, "10", "uid-web-2", 3, nil},
+		{"a switch never applied", api, "10", "uid-web", 3, nil},
+		{"no version to compare", web, "", "uid-web", 3, nil},
 	} {
-		if diff := cmp.Diff(tc.want, a.modeAt(tc.key, tc.rv, tc.generation)); diff != "" {
+		if diff := cmp.Diff(tc.want, a.modeAt(tc.key, tc.rv, tc.uid, tc.generation)); diff != "" {
 			t.Errorf("%s: modeAt (-want +got):\n%s", tc.name, diff)
 		}
 	}
 
-	a.record(web, "12", active, 3, true)
+	a.record(web, active, "12")
 	if a.holds(web, "10", passive) || !a.holds(web, "12", active) {
 		t.Error("a later apply did not replace the record")
 	}
-	if diff := cmp.Diff(ptr.To(true), a.modeAt(web, "12", 3)); diff != "" {
+	if diff := cmp.Diff(ptr.To(true), a.modeAt(web, "12", "uid-web", 3)); diff != "" {
 		t.Errorf("modeAt after the active apply (-want +got):\n%s", diff)
 	}
 	a.forget(web)
@@ -214,6 +223,49 @@ func TestNextStatus(t *testing.T) {
 		if active.Status != tc.wantActive || active.Message != tc.wantMessage || got.ObservedGeneration != tc.wantGeneration ||
 			meta.FindStatusCondition(got.Conditions, v1beta1.ConditionReady) == nil {
 			t.Errorf("%s: nextStatus = %+v, want Active %s %q at generation %d, Ready kept", tc.name, got, tc.wantActive, tc.wantMessage, tc.wantGeneration)
+		}
+	}
+}
+
+func TestNotAnEchoOfOurApply(t *testing.T) {
+	r := &SwitchReconciler{Kind: target.Ingress{}, applied: newAppliedTargets()}
+	r.applied.record(types.NamespacedName{Namespace: "shop", Name: "web"}, renderedFrom{uid: "uid-web", generation: 1, active: true}, "12")
+	ingress := func(rv string, owner *metav1.OwnerReference) *networkingv1.Ingress {
+		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-ingress", ResourceVersion: rv}}
+		if owner != nil {
+			ing.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		return ing
+	}
+	ours := &metav1.OwnerReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "DynamicIngress", Name: "web", UID: "uid-web", Controller: ptr.To(true)}
+	otherSwitch := &metav1.OwnerReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "DynamicIngress", Name: "api", UID: "uid-api", Controller: ptr.To(true)}
+	notController := &metav1.OwnerReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "DynamicIngress", Name: "web", UID: "uid-web"}
+	otherKind := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-web", Controller: ptr.To(true)}
+
+	for _, tc := range []struct {
+		name string
+		obj  *networkingv1.Ingress
+		want bool
+	}{
+		{"the echo of our last apply", ingress("12", ours), false},
+		{"someone else's write after it", ingress("13", ours), true},
+		{"an older version", ingress("11", ours), true},
+		{"the target of a switch never applied", ingress("12", otherSwitch), true},
+		{"not controlled by a switch", ingress("12", notController), true},
+		{"controlled by something else", ingress("12", otherKind), true},
+		{"no owner", ingress("12", nil), true},
+	} {
+		got := r.notAnEchoOfOurApply().Update(event.UpdateEvent{ObjectOld: ingress("10", ours), ObjectNew: tc.obj})
+		if got != tc.want {
+			t.Errorf("%s: passes = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for name, e := range map[string]bool{
+		"create": r.notAnEchoOfOurApply().Create(event.CreateEvent{Object: ingress("12", ours)}),
+		"delete": r.notAnEchoOfOurApply().Delete(event.DeleteEvent{Object: ingress("12", ours)}),
+	} {
+		if !e {
+			t.Errorf("a %s of our target does not pass", name)
 		}
 	}
 }

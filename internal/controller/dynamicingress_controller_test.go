@@ -109,6 +109,34 @@ func TestEditsAfterAFlipAreRestored(t *testing.T) {
 	}
 }
 
+// TestTemplateEditsAfterAFlipAreApplied edits the template of the mode a
+// DynamicIngress is in, after a flip applied it: the Ingress is still as
+// that apply left it, and takes the edited template (the manager's record
+// of its own last apply must not pass for the new template).
+func TestTemplateEditsAfterAFlipAreApplied(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("a.example.com", "web")).
+		Active(builders.IngressTo("a.example.com", "sorry")).Obj()
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+	setFixedStatus(t, state, "503")
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web"))
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
+
+	for _, backend := range []string{"web-v2", "web-v3"} {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+			t.Fatal(err)
+		}
+		di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", backend).Template.Spec
+		if err := k8s.Update(ctx, di); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, backendOf(t, ns, "web")).Should(Equal(backend))
+	}
+}
+
 func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 	ns := newNamespace(t)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()

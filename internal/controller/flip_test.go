@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
@@ -129,5 +130,68 @@ func trueCount(t *testing.T, ns, condType string) func() int {
 			}
 		}
 		return count
+	}
+}
+
+// TestFlipReconcilesEachSwitchTwice flips 60 DynamicIngresses there and
+// back and counts the dynamicingress controller's reconciles
+// (controller_runtime_reconcile_total): one writes each target, one writes
+// each status once the gate opens. The reconciles that the echo of each
+// target write used to cause while the gate held every status found
+// nothing to do but hold it again; during a flip they competed with the
+// target writes still to come (docs/benchmarks.md).
+func TestFlipReconcilesEachSwitchTwice(t *testing.T) {
+	const n = 60
+	ns, state := passiveSites(t, n, nil)
+	for _, flip := range []struct {
+		code, backend string
+		active        int
+	}{{"200", "sorry", n}, {"503", "web", 0}} {
+		eventually(t, quietFor(t, time.Second)).Should(BeTrue())
+		before := reconcileTotal(t)
+		setFixedStatus(t, state, flip.code)
+		eventually(t, backendsIn(t, ns)).Should(HaveEach(flip.backend))
+		eventually(t, activeCount(t, ns)).Should(Equal(flip.active))
+		eventually(t, quietFor(t, time.Second)).Should(BeTrue())
+		// Up to 3n/4 more than 2n: a status reconcile may find the status
+		// held still (the echo of its target write came before the write's
+		// answer) or the cache behind the write, and run again; without
+		// the shortcuts, every switch is reconciled about three times.
+		if got := reconcileTotal(t) - before; got > 2*n+3*n/4 {
+			t.Errorf("flip to %s: %d reconciles of %d DynamicIngresses, want at most %d (a target write, then the status)",
+				flip.code, got, n, 2*n+3*n/4)
+		}
+	}
+}
+
+// reconcileTotal sums controller_runtime_reconcile_total of the
+// dynamicingress controller over its results.
+func reconcileTotal(t *testing.T) int {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == "dynamicingress" {
+				total += int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return total
+}
+
+// quietFor reports whether the dynamicingress controller reconciled
+// nothing for d.
+func quietFor(t *testing.T, d time.Duration) func() bool {
+	return func() bool {
+		before := reconcileTotal(t)
+		time.Sleep(d)
+		return reconcileTotal(t) == before
 	}
 }

@@ -196,6 +196,11 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if switchedByWrite(sw, r.knownMode(sw, result.from), active) {
 			r.announceSwitch(sw, state, active)
 		}
+		if held, atMost := r.gate.hold(kind, req.NamespacedName, true); held {
+			// Other targets of the flip are still to be written: the
+			// status waits for them without a reconcile in between.
+			return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
+		}
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
@@ -341,6 +346,14 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	}
 
 	mode := decision.ModeName(active)
+	swKey := client.ObjectKeyFromObject(sw)
+	rendered := renderedFrom{uid: sw.GetUID(), generation: sw.GetGeneration(), active: active}
+	if existing != nil && r.applied.holds(swKey, existing.GetResourceVersion(), rendered) {
+		// The target is still as our last apply of this very body left
+		// it: the reconcile that writes the status after a flip knows it
+		// without rendering anything.
+		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
+	}
 	desired, err := target.Render(r.Kind, sw, active)
 	if err != nil {
 		return unwritten(applyFailed(err))
@@ -382,26 +395,24 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("encoding %s %s: %w", targetKind, key, err)))
 	}
-	swKey := client.ObjectKeyFromObject(sw)
-	if r.applied.holds(swKey, existing.GetResourceVersion(), body) {
-		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
-	}
-	upToDate, err := target.UpToDate(r.Kind, existing, desired)
-	if err != nil {
-		return unwritten(applyFailed(err))
-	}
-	if upToDate {
-		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
-	}
-	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetGeneration())
+	// A target still as our last apply of the other mode left it is out
+	// of date (a flip): no need to compare. Anything else is compared.
+	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetUID(), sw.GetGeneration())
 	if from == nil {
+		upToDate, err := target.UpToDate(r.Kind, existing, desired)
+		if err != nil {
+			return unwritten(applyFailed(err))
+		}
+		if upToDate {
+			return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
+		}
 		from = r.modeOf(sw, existing)
 	}
 	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
-	r.applied.record(swKey, rv, body, sw.GetGeneration(), active)
+	r.applied.record(swKey, rendered, rv)
 	if rv == existing.GetResourceVersion() {
 		// The server found nothing to change (a default it fills in that
 		// the kind's adapter did not know): nothing was written.
@@ -619,7 +630,7 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
-			r.Kind.NewSwitch(), handler.OnlyControllerOwner()))).
+			r.Kind.NewSwitch(), handler.OnlyControllerOwner())), builder.WithPredicates(r.notAnEchoOfOurApply())).
 		Watches(&v1beta1.DynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
 		WatchesRawSource(source.Func(r.releaseHeld)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
@@ -654,6 +665,26 @@ func targetChanged(h handler.EventHandler) handler.EventHandler {
 			h.Generic(ctx, e, lowPriority(q))
 		},
 	}
+}
+
+// notAnEchoOfOurApply drops the update of a target that only shows this
+// manager's last apply to it (the target is at the resourceVersion that
+// apply returned). The reconcile that applied it has already asked to be
+// run again, for the status (see Reconcile), so the event would only add
+// a reconcile; during a flip there is one per target, finding the status
+// held and competing with the target writes still to come
+// (docs/benchmarks.md). Every other change of a target (someone else's
+// write, a delete, or anything after a restart) passes.
+func (r *SwitchReconciler) notAnEchoOfOurApply() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		owner := metav1.GetControllerOfNoCopy(e.ObjectNew)
+		if owner == nil || owner.Kind != r.Kind.SwitchKind() || owner.APIVersion != v1beta1.GroupVersion.String() {
+			return true
+		}
+		key := types.NamespacedName{Namespace: e.ObjectNew.GetNamespace(), Name: owner.Name}
+		_, ours := r.applied.last(key, e.ObjectNew.GetResourceVersion())
+		return !ours
+	}}
 }
 
 // lowPriority makes q add at handler.LowPriority, when it is a priority
