@@ -374,7 +374,7 @@ func (rep *report) markdown() string {
 func (r *breakdownResult) markdown() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "#### Where the time goes: N=%d under three manager configurations\n\n", r.n)
-	sb.WriteString("The same flip with controller-runtime's metrics on (`--metrics-bind-address`), one limit removed at a time. ")
+	sb.WriteString("The same flip with controller-runtime's metrics on (`--metrics-bind-address`), the defaults, then a client-side rate limit, then more workers. ")
 	sb.WriteString("Queue wait and reconcile time are the manager's `workqueue_queue_duration_seconds` and `workqueue_work_duration_seconds` of the dynamicingress controller; ")
 	sb.WriteString("server latencies are kube-apiserver's `apiserver_request_duration_seconds` means; CPU is seconds of CPU from the edit until every status showed the new mode.\n\n")
 	t := &table{header: []string{"manager", "direction", "all arrived", "statuses", "queue wait (mean)", "reconcile (mean)", "reconciles / DI", "requeues / DI",
