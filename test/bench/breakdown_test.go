@@ -37,8 +37,8 @@ type breakdownResult struct {
 }
 
 // breakdown repeats the flip of the n DynamicIngresses of ns under manager
-// configurations (the defaults, a client-side rate limit, more workers), with controller-runtime's
-// metrics on, to see where the time goes.
+// configurations (the defaults, a client-side rate limit, more workers),
+// with controller-runtime's metrics on, to see where the time goes.
 func (b *bench) breakdown(ctx context.Context, ns string, n int) (*breakdownResult, error) {
 	res := &breakdownResult{n: n, variants: b.cfg.breakdownVariants}
 	for _, v := range b.cfg.breakdownVariants {

@@ -129,9 +129,8 @@ func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool,
 		return run, err
 	}
 	defer stW.stop()
-	// The scrape of kube-apiserver's metrics (for the write counts) comes
-	// before its garbage collection: encoding them allocates megabytes,
-	// which the flip would otherwise pay for, and the floors scrape nothing.
+	// The write counts' scrape first: the collection is the last thing
+	// before the clock (collectAPIServerGarbage).
 	before, err := h.apiserverMetrics(ctx)
 	if err != nil {
 		return run, err
@@ -576,7 +575,10 @@ func medianOf(runs []flipRun, f func(flipRun) time.Duration) time.Duration {
 // that every writer starts owing no collection for what came before:
 // otherwise the writes before a flip are partly paid for by it, and in the
 // rotation the operator's flip to passive always follows the statuses and
-// events of its own flip to active (docs/benchmarks.md).
+// events of its own flip to active (docs/benchmarks.md). Call it last
+// before the clock starts: whatever a writer's flip asks of kube-apiserver
+// in between (a scrape of its metrics allocates megabytes) is paid for
+// inside the flip, and the other writers do not ask it.
 // BENCH_APISERVER_GC=0 leaves it out.
 func (b *bench) collectAPIServerGarbage(ctx context.Context) error {
 	if os.Getenv("BENCH_APISERVER_GC") == "0" {
