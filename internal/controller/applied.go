@@ -21,9 +21,27 @@ import (
 // It is only a shortcut: any other resourceVersion (someone else wrote the
 // target, or the manager restarted with an empty record) falls back to the
 // full comparison.
+//
+// It also keeps, per switch and mode, the body of the last apply in that
+// mode (keptBody): a flip back to a mode applies that body again, as long
+// as the switch's UID and generation and the target's UID are the ones it
+// was rendered for, without rendering the template or encoding the body
+// again. That is two bodies of well under a kilobyte per switch that ever
+// flipped.
 type appliedTargets struct {
 	mu      sync.Mutex
 	applied map[types.NamespacedName]appliedTarget
+	// bodies are the kept bodies of each switch, by mode: [0] passive,
+	// [1] active.
+	bodies map[types.NamespacedName]*[2]keptBody
+}
+
+// keptBody is an apply body, what it was rendered from, and the UID of the
+// target it was applied to (the body carries it as a precondition).
+type keptBody struct {
+	rendered  renderedFrom
+	targetUID types.UID
+	body      []byte
 }
 
 // appliedTarget is one switch's last apply: what it was rendered from and
@@ -42,7 +60,7 @@ type renderedFrom struct {
 }
 
 func newAppliedTargets() *appliedTargets {
-	return &appliedTargets{applied: map[types.NamespacedName]appliedTarget{}}
+	return &appliedTargets{applied: map[types.NamespacedName]appliedTarget{}, bodies: map[types.NamespacedName]*[2]keptBody{}}
 }
 
 // record notes that the body rendered from rendered, applied to the target
@@ -90,9 +108,48 @@ func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string
 	return &last.active
 }
 
-// forget drops the record of the switch at key, when the switch is gone.
+// forget drops the record and the kept bodies of the switch at key, when
+// the switch is gone.
 func (a *appliedTargets) forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.applied, key)
+	delete(a.bodies, key)
+}
+
+// keep keeps body, rendered from rendered and applied to the target whose
+// UID is targetUID, as the switch at key's body for its mode, in place of
+// the one before.
+func (a *appliedTargets) keep(key types.NamespacedName, rendered renderedFrom, targetUID types.UID, body []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	kept := a.bodies[key]
+	if kept == nil {
+		kept = &[2]keptBody{}
+		a.bodies[key] = kept
+	}
+	kept[modeIndex(rendered.active)] = keptBody{rendered: rendered, targetUID: targetUID, body: body}
+}
+
+// body is the kept body of the switch at key rendered from rendered for
+// the target whose UID is targetUID, or nil.
+func (a *appliedTargets) body(key types.NamespacedName, rendered renderedFrom, targetUID types.UID) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	kept := a.bodies[key]
+	if kept == nil {
+		return nil
+	}
+	k := kept[modeIndex(rendered.active)]
+	if k.rendered != rendered || k.targetUID != targetUID || targetUID == "" {
+		return nil
+	}
+	return k.body
+}
+
+func modeIndex(active bool) int {
+	if active {
+		return 1
+	}
+	return 0
 }

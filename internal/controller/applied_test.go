@@ -86,6 +86,50 @@ func TestAppliedTargets(t *testing.T) {
 	}
 }
 
+func TestAppliedTargetsKeptBodies(t *testing.T) {
+	web := types.NamespacedName{Namespace: "shop", Name: "web"}
+	api := types.NamespacedName{Namespace: "shop", Name: "api"}
+	passive := renderedFrom{uid: "uid-web", generation: 3, active: false}
+	active := renderedFrom{uid: "uid-web", generation: 3, active: true}
+
+	a := newAppliedTargets()
+	a.keep(web, passive, "uid-ing", []byte("passive body"))
+	a.keep(web, active, "uid-ing", []byte("active body"))
+
+	for _, tc := range []struct {
+		name      string
+		key       types.NamespacedName
+		rendered  renderedFrom
+		targetUID types.UID
+		want      string
+	}{
+		{"the passive body, same templates and target", web, passive, "uid-ing", "passive body"},
+		{"the active body beside it", web, active, "uid-ing", "active body"},
+		{"templates edited since", web, renderedFrom{uid: "uid-web", generation: 4, active: true}, "uid-ing", ""},
+		{"a switch of the same name created again", web, renderedFrom{uid: "uid-web-2", generation: 3, active: true}, "uid-ing", ""},
+		{"a target of the same name created again", web, active, "uid-ing-2", ""},
+		{"no target UID to compare", web, active, "", ""},
+		{"a switch never applied", api, active, "uid-ing", ""},
+	} {
+		if got := string(a.body(tc.key, tc.rendered, tc.targetUID)); got != tc.want {
+			t.Errorf("%s: body = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+
+	edited := renderedFrom{uid: "uid-web", generation: 4, active: true}
+	a.keep(web, edited, "uid-ing", []byte("edited active body"))
+	if got := a.body(web, active, "uid-ing"); got != nil {
+		t.Errorf("the body before the edit is still kept: %q", got)
+	}
+	if got := string(a.body(web, passive, "uid-ing")); got != "passive body" {
+		t.Errorf("keeping the active body replaced the passive one: %q", got)
+	}
+	a.forget(web)
+	if got := a.body(web, edited, "uid-ing"); got != nil {
+		t.Errorf("a forgotten switch still has a body: %q", got)
+	}
+}
+
 func TestApplyBody(t *testing.T) {
 	desired := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",

@@ -137,6 +137,41 @@ func TestTemplateEditsAfterAFlipAreApplied(t *testing.T) {
 	}
 }
 
+// A flip back to a mode applies the body kept from that mode's last apply
+// only while the templates are the ones it was rendered from: both
+// templates edited while passive, the flip to active applies the edited
+// active template, not the body kept from before the edit.
+func TestFlipBackAfterAnEditAppliesTheEditedTemplate(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("a.example.com", "web")).
+		Active(builders.IngressTo("a.example.com", "sorry")).Obj()
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+	// Each mode applied once, and passive again from its kept body.
+	for _, step := range []struct{ code, backend, active string }{
+		{"503", "web", "False/NotMatched"}, {"200", "sorry", "True/Matched"}, {"503", "web", "False/NotMatched"},
+	} {
+		setFixedStatus(t, state, step.code)
+		eventually(t, backendOf(t, ns, "web")).Should(Equal(step.backend))
+		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal(step.active))
+	}
+
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+		t.Fatal(err)
+	}
+	di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", "web-v2").Template.Spec
+	di.Spec.ActiveIngress.Template.Spec = builders.IngressTo("a.example.com", "sorry-v2").Template.Spec
+	if err := k8s.Update(ctx, di); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web-v2"))
+	setFixedStatus(t, state, "200")
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry-v2"))
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
+}
+
 func TestSwitchingKeepsWhatOthersSet(t *testing.T) {
 	ns := newNamespace(t)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()

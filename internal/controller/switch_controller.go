@@ -354,6 +354,17 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		// without rendering anything.
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
+	if existing != nil && !hasUpdateEntry(existing, v1beta1.FieldOwner) {
+		// A flip back: the target is as our last apply of the other mode
+		// left it, and the body of this mode we applied before is kept
+		// for these templates and this target. It is applied again
+		// without rendering.
+		if from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetUID(), sw.GetGeneration()); from != nil {
+			if body := r.applied.body(swKey, rendered, existing.GetUID()); body != nil {
+				return r.applyTarget(ctx, swKey, key, existing, body, rendered, from)
+			}
+		}
+	}
 	desired, err := target.Render(r.Kind, sw, active)
 	if err != nil {
 		return unwritten(applyFailed(err))
@@ -408,18 +419,28 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		}
 		from = r.modeOf(sw, existing)
 	}
+	return r.applyTarget(ctx, swKey, key, existing, body, rendered, from)
+}
+
+// applyTarget applies body, rendered from rendered for the switch at
+// swKey, to existing, its target at key, found in the mode from; it keeps
+// the body for the next flip back to this mode.
+func (r *SwitchReconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered renderedFrom, from *bool) (targetResult, bool, error) {
+	targetKind := r.Kind.TargetGVK().Kind
+	mode := decision.ModeName(rendered.active)
 	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
 	r.applied.record(swKey, rendered, rv)
+	r.applied.keep(swKey, rendered, existing.GetUID(), body)
 	if rv == existing.GetResourceVersion() {
 		// The server found nothing to change (a default it fills in that
 		// the kind's adapter did not know): nothing was written.
 		return unwritten(synced("%s %s follows the %s template", targetKind, key, mode))
 	}
 	r.wroteTarget(key, rv)
-	log.Info("Updated "+targetKind, "target", key, "mode", mode)
+	ctrl.LoggerFrom(ctx).Info("Updated "+targetKind, "target", key, "mode", mode)
 	return writtenFrom(from)(synced("%s %s follows the %s template", targetKind, key, mode))
 }
 
