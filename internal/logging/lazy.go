@@ -2,6 +2,8 @@
 package logging
 
 import (
+	"slices"
+
 	"github.com/go-logr/logr"
 )
 
@@ -13,10 +15,18 @@ import (
 // reconcile, and zap encodes such pairs when the logger is made, whether
 // anything is logged or not; zap's sampler then drops most of a flip's
 // "Updated Ingress" lines after encoding their values. In a flip of 500
-// that was 6% of the manager's CPU (docs/benchmarks.md). zap writes the
-// same lines either way: a logger's values come before the line's. A
-// WithValues call with a dangling key goes to the base at once, which
-// reports it where it was made.
+// that was 6% of the manager's CPU (docs/benchmarks.md).
+//
+// For the values the manager and controller-runtime log (strings, numbers,
+// object references) zap writes the same lines either way: a logger's
+// values come before the line's. Two things differ by design: a value is
+// encoded when the line is written, so a value changed in place after
+// WithValues shows as it is then (the list itself is copied); and
+// controller-runtime's encoder writes a runtime.Object among a line's
+// values as its kind, namespace and name, where it writes one given to
+// WithValues in full. A WithValues call zap would complain about (a
+// dangling key, a key that is not a string) goes to the base at once,
+// which reports it where it was made.
 func Lazy(l logr.Logger) logr.Logger {
 	sink := l.GetSink()
 	if sink == nil {
@@ -77,14 +87,28 @@ func (s *lazySink) WithValues(keysAndValues ...any) logr.LogSink {
 	if len(keysAndValues) == 0 {
 		return s
 	}
-	if len(keysAndValues)%2 != 0 {
-		// A dangling key: the base reports it now, at the caller, as it
-		// would without us.
+	if !wellFormed(keysAndValues) {
+		// The base reports it now, at the caller, as it would without us;
+		// deferred, zapr would drop the line's own values after it too.
 		return &lazySink{base: s.resolved().WithValues(keysAndValues...)}
 	}
 	pending := make([][]any, len(s.pending), len(s.pending)+1)
 	copy(pending, s.pending)
-	return &lazySink{base: s.base, pending: append(pending, keysAndValues)}
+	// A copy: the caller may reuse its slice once WithValues returns.
+	return &lazySink{base: s.base, pending: append(pending, slices.Clone(keysAndValues))}
+}
+
+// wellFormed tells whether keysAndValues are pairs with a string key each.
+func wellFormed(keysAndValues []any) bool {
+	if len(keysAndValues)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(keysAndValues); i += 2 {
+		if _, ok := keysAndValues[i].(string); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *lazySink) WithName(name string) logr.LogSink {

@@ -46,6 +46,12 @@ func TestLazyWritesWhatZapWrites(t *testing.T) {
 		{"a dangling key is reported in its own call", func(l logr.Logger) {
 			l.WithValues("dangling").WithValues("b", 2).Info("Odd values") //nolint:loggercheck // the dangling key is the case under test
 		}},
+		{"a key that is not a string is reported in its own call", func(l logr.Logger) {
+			l.WithValues(42, "answer").WithValues("b", 2).Info("Non-string key", "c", 3)
+		}},
+		{"a zap field among the values is reported in its own call", func(l logr.Logger) {
+			l.WithValues(zap.Int("n", 1), "x").Info("Zap field", "c", 3)
+		}},
 		{"a verbose line enabled, and one not", func(l logr.Logger) {
 			l.WithValues("a", 1).V(1).Info("Debug line")
 			l.WithValues("a", 1).V(9).Info("Not written")
@@ -124,6 +130,19 @@ func TestLazyLoggersDoNotShareValues(t *testing.T) {
 	first.Info("First")
 	second.Info("Second")
 	want := [][]any{{"First", "a", 1, "b", 2, "c", 3, "d", 4}, {"Second", "a", 1, "b", 2, "c", 3, "e", 5}}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("lines at the sink (-want +got):\n%s", diff)
+	}
+}
+
+func TestLazyKeepsACopyOfTheValues(t *testing.T) {
+	var withValues, lines [][]any
+	l := Lazy(logr.New(recordingSink{withValues: &withValues, lines: &lines}))
+	kv := []any{"target", "shop/web"}
+	withTarget := l.WithValues(kv...)
+	kv[1] = "shop/other"
+	withTarget.Info("Created Ingress")
+	want := [][]any{{"Created Ingress", "target", "shop/web"}}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("lines at the sink (-want +got):\n%s", diff)
 	}
