@@ -92,9 +92,13 @@ func TestAppliedTargetsKeptBodies(t *testing.T) {
 	passive := renderedFrom{uid: "uid-web", generation: 3, active: false}
 	active := renderedFrom{uid: "uid-web", generation: 3, active: true}
 
+	blog := types.NamespacedName{Namespace: "shop", Name: "blog"}
 	a := newAppliedTargets()
 	a.keep(web, passive, "uid-ing", []byte("passive body"))
 	a.keep(web, active, "uid-ing", []byte("active body"))
+	// A body kept without the target's UID never matches: it carries no
+	// precondition against a target deleted and created again.
+	a.keep(blog, active, "", []byte("body without a UID"))
 
 	for _, tc := range []struct {
 		name      string
@@ -110,6 +114,7 @@ func TestAppliedTargetsKeptBodies(t *testing.T) {
 		{"a target of the same name created again", web, active, "uid-ing-2", ""},
 		{"no target UID to compare", web, active, "", ""},
 		{"a switch never applied", api, active, "uid-ing", ""},
+		{"kept and asked for without a target UID", blog, active, "", ""},
 	} {
 		if got := string(a.body(tc.key, tc.rendered, tc.targetUID)); got != tc.want {
 			t.Errorf("%s: body = %q, want %q", tc.name, got, tc.want)
