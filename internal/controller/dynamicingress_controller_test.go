@@ -93,18 +93,12 @@ func TestEditsAfterAFlipAreRestored(t *testing.T) {
 		// that finds the target as that apply left it.
 		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal(flip.active))
 
-		ing := ingressOf(t, ns, "web")()
-		ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "hand-edited"
-		if err := k8s.Update(ctx, ing, client.FieldOwner("someone")); err != nil {
-			t.Fatal(err)
-		}
+		editIngress(t, ns, "web", func(ing *networkingv1.Ingress) {
+			ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "hand-edited"
+		})
 		eventually(t, backendOf(t, ns, "web")).Should(Equal(flip.backend))
 
-		ing = ingressOf(t, ns, "web")()
-		ing.Annotations["mode"] = "hand-edited"
-		if err := k8s.Update(ctx, ing, client.FieldOwner("someone")); err != nil {
-			t.Fatal(err)
-		}
+		editIngress(t, ns, "web", func(ing *networkingv1.Ingress) { ing.Annotations["mode"] = "hand-edited" })
 		eventually(t, annotationOf).Should(Equal(flip.mode))
 	}
 }
@@ -126,13 +120,9 @@ func TestTemplateEditsAfterAFlipAreApplied(t *testing.T) {
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
 
 	for _, backend := range []string{"web-v2", "web-v3"} {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
-			t.Fatal(err)
-		}
-		di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", backend).Template.Spec
-		if err := k8s.Update(ctx, di); err != nil {
-			t.Fatal(err)
-		}
+		editDynamicIngress(t, di, func(di *v1beta1.DynamicIngress) {
+			di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", backend).Template.Spec
+		})
 		eventually(t, backendOf(t, ns, "web")).Should(Equal(backend))
 	}
 }
@@ -158,14 +148,10 @@ func TestFlipBackAfterAnEditAppliesTheEditedTemplate(t *testing.T) {
 		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal(step.active))
 	}
 
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
-		t.Fatal(err)
-	}
-	di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", "web-v2").Template.Spec
-	di.Spec.ActiveIngress.Template.Spec = builders.IngressTo("a.example.com", "sorry-v2").Template.Spec
-	if err := k8s.Update(ctx, di); err != nil {
-		t.Fatal(err)
-	}
+	editDynamicIngress(t, di, func(di *v1beta1.DynamicIngress) {
+		di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", "web-v2").Template.Spec
+		di.Spec.ActiveIngress.Template.Spec = builders.IngressTo("a.example.com", "sorry-v2").Template.Spec
+	})
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("web-v2"))
 	setFixedStatus(t, state, "200")
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry-v2"))

@@ -103,3 +103,30 @@ func patchFixed(t *testing.T, state *v1beta1.DynamicIngressState, change func(*v
 		t.Fatalf("changing state %s: %v", state.Name, err)
 	}
 }
+
+// editDynamicIngress changes a DynamicIngress with a merge patch: the
+// manager writes its status meanwhile, so an update of the version read
+// here could meet a conflict.
+func editDynamicIngress(t *testing.T, di *v1beta1.DynamicIngress, change func(*v1beta1.DynamicIngress)) {
+	t.Helper()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(di.DeepCopy())
+	change(di)
+	if err := k8s.Patch(ctx, di, patch); err != nil {
+		t.Fatalf("changing DynamicIngress %s: %v", di.Name, err)
+	}
+}
+
+// editIngress changes an Ingress by hand, as field manager "someone", with a
+// merge patch (no conflict with a write of the manager's meanwhile).
+func editIngress(t *testing.T, ns, name string, change func(*networkingv1.Ingress)) {
+	t.Helper()
+	ing := ingressOf(t, ns, name)()
+	patch := client.MergeFrom(ing.DeepCopy())
+	change(ing)
+	if err := k8s.Patch(ctx, ing, patch, client.FieldOwner("someone")); err != nil {
+		t.Fatalf("editing Ingress %s/%s: %v", ns, name, err)
+	}
+}

@@ -75,9 +75,10 @@ func TestDynamicHTTPRouteSwitches(t *testing.T) {
 	if err := k8s.Patch(ctx, route, patch, client.FieldOwner("gateway-controller")); err != nil {
 		t.Fatal(err)
 	}
+	patch = client.MergeFrom(route.DeepCopy())
 	route.Status.Parents = []gatewayv1.RouteParentStatus{{ParentRef: gatewayv1.ParentReference{Name: "public"},
 		ControllerName: "example.com/gateway", Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", LastTransitionTime: metav1.Now()}}}}
-	if err := k8s.Status().Update(ctx, route, client.FieldOwner("gateway-controller")); err != nil {
+	if err := k8s.Status().Patch(ctx, route, patch, client.FieldOwner("gateway-controller")); err != nil {
 		t.Fatal(err)
 	}
 

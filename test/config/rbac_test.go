@@ -63,8 +63,11 @@ func exerciseEveryKind(t *testing.T, cfg *rest.Config) {
 			c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "route"}, route) == nil, nil
 	})
 
+	// Merge patches, not updates: the manager writes these objects' statuses
+	// meanwhile, and an update of the version read above could conflict.
+	patch := client.MergeFrom(di.DeepCopy())
 	di.Spec.ActiveIngress.Template.Spec.Rules[0].Host = "www.example.com"
-	if err := c.Update(ctx, di); err != nil {
+	if err := c.Patch(ctx, di, patch); err != nil {
 		t.Fatalf("changing the DynamicIngress's active Ingress: %v", err)
 	}
 	poll(t, 30*time.Second, "the Ingress to follow the changed template", func() (bool, error) {
@@ -75,8 +78,9 @@ func exerciseEveryKind(t *testing.T, cfg *rest.Config) {
 	})
 
 	// No passive template: passive mode means no target.
+	patch = client.MergeFrom(state.DeepCopy())
 	state.Spec.FixedResponse.Status = "503"
-	if err := c.Update(ctx, state); err != nil {
+	if err := c.Patch(ctx, state, patch); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 30*time.Second, "both targets deleted after the state flipped", func() (bool, error) {
