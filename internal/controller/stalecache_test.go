@@ -10,14 +10,20 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
@@ -64,7 +70,13 @@ func startLaggingManager(t *testing.T) {
 // real one when nil). The suite's manager does not watch that namespace.
 func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk controller.Clock) {
 	t.Helper()
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// The test ran before in this process (go test -count=N), and
+		// envtest never deletes a namespace: start from an empty one.
+		emptyNamespace(t, namespace)
+	case err != nil:
 		t.Fatal(err)
 	}
 	cacheOpts := controller.CacheOptions(true)
@@ -92,6 +104,39 @@ func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk contr
 			t.Errorf("manager of %s: %v", namespace, err)
 		}
 	}()
+}
+
+// emptyNamespace deletes what a test's earlier run left in namespace (the
+// project's objects, their targets and the events about them) and waits
+// until the API server lists none of them.
+func emptyNamespace(t *testing.T, namespace string) {
+	t.Helper()
+	kinds := []struct {
+		obj  client.Object
+		list client.ObjectList
+	}{
+		{&v1beta1.DynamicIngress{}, &v1beta1.DynamicIngressList{}},
+		{&v1beta1.DynamicHTTPRoute{}, &v1beta1.DynamicHTTPRouteList{}},
+		{&v1beta1.DynamicIngressState{}, &v1beta1.DynamicIngressStateList{}},
+		{&networkingv1.Ingress{}, &networkingv1.IngressList{}},
+		{&gatewayv1.HTTPRoute{}, &gatewayv1.HTTPRouteList{}},
+		{&corev1.Event{}, &corev1.EventList{}},
+	}
+	for _, k := range kinds {
+		if err := k8s.DeleteAllOf(ctx, k.obj, client.InNamespace(namespace)); err != nil {
+			t.Fatalf("emptying namespace %s of %T: %v", namespace, k.obj, err)
+		}
+	}
+	eventually(t, func() (int, error) {
+		left := 0
+		for _, k := range kinds {
+			if err := k8s.List(ctx, k.list, client.InNamespace(namespace)); err != nil {
+				return 0, err
+			}
+			left += meta.LenList(k.list)
+		}
+		return left, nil
+	}).Should(BeZero())
 }
 
 // delayWatches makes every watch of resource deliver its data lag late.
