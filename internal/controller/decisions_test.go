@@ -143,14 +143,7 @@ func TestOverride(t *testing.T) {
 
 func setOverride(t *testing.T, di *v1beta1.DynamicIngress, mode v1beta1.Mode) {
 	t.Helper()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(di.DeepCopy())
-	di.Spec.Override = mode
-	if err := k8s.Patch(ctx, di, patch); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, di, func(di *v1beta1.DynamicIngress) { di.Spec.Override = mode })
 }
 
 // TestContainsAndExpressions: a chatty status API matched by Contains and by

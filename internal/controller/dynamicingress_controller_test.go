@@ -120,7 +120,7 @@ func TestTemplateEditsAfterAFlipAreApplied(t *testing.T) {
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
 
 	for _, backend := range []string{"web-v2", "web-v3"} {
-		editDynamicIngress(t, di, func(di *v1beta1.DynamicIngress) {
+		edit(t, di, func(di *v1beta1.DynamicIngress) {
 			di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", backend).Template.Spec
 		})
 		eventually(t, backendOf(t, ns, "web")).Should(Equal(backend))
@@ -148,7 +148,7 @@ func TestFlipBackAfterAnEditAppliesTheEditedTemplate(t *testing.T) {
 		eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal(step.active))
 	}
 
-	editDynamicIngress(t, di, func(di *v1beta1.DynamicIngress) {
+	edit(t, di, func(di *v1beta1.DynamicIngress) {
 		di.Spec.PassiveIngress.Template.Spec = builders.IngressTo("a.example.com", "web-v2").Template.Spec
 		di.Spec.ActiveIngress.Template.Spec = builders.IngressTo("a.example.com", "sorry-v2").Template.Spec
 	})

@@ -94,39 +94,28 @@ func setFixedBody(t *testing.T, state *v1beta1.DynamicIngressState, body string)
 
 func patchFixed(t *testing.T, state *v1beta1.DynamicIngressState, change func(*v1beta1.FixedResponse)) {
 	t.Helper()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), state); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(state.DeepCopy())
-	change(state.Spec.FixedResponse)
-	if err := k8s.Patch(ctx, state, patch); err != nil {
-		t.Fatalf("changing state %s: %v", state.Name, err)
-	}
+	edit(t, state, func(state *v1beta1.DynamicIngressState) { change(state.Spec.FixedResponse) })
 }
 
-// editDynamicIngress changes a DynamicIngress with a merge patch: the
-// manager writes its status meanwhile, so an update of the version read
-// here could meet a conflict.
-func editDynamicIngress(t *testing.T, di *v1beta1.DynamicIngress, change func(*v1beta1.DynamicIngress)) {
+// edit reads obj afresh, changes it and sends the change as a merge patch.
+// A patch carries no resourceVersion: a status write of the manager's in
+// between cannot make it fail with a conflict, as an update of the version
+// read here could.
+func edit[T client.Object](t *testing.T, obj T, change func(T), opts ...client.PatchOption) {
 	t.Helper()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(di), di); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
-	patch := client.MergeFrom(di.DeepCopy())
-	change(di)
-	if err := k8s.Patch(ctx, di, patch); err != nil {
-		t.Fatalf("changing DynamicIngress %s: %v", di.Name, err)
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	change(obj)
+	if err := k8s.Patch(ctx, obj, patch, opts...); err != nil {
+		t.Fatalf("changing %T %s/%s: %v", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 }
 
-// editIngress changes an Ingress by hand, as field manager "someone", with a
-// merge patch (no conflict with a write of the manager's meanwhile).
+// editIngress changes an Ingress by hand, as field manager "someone".
 func editIngress(t *testing.T, ns, name string, change func(*networkingv1.Ingress)) {
 	t.Helper()
-	ing := ingressOf(t, ns, name)()
-	patch := client.MergeFrom(ing.DeepCopy())
-	change(ing)
-	if err := k8s.Patch(ctx, ing, patch, client.FieldOwner("someone")); err != nil {
-		t.Fatalf("editing Ingress %s/%s: %v", ns, name, err)
-	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	edit(t, ing, change, client.FieldOwner("someone"))
 }
