@@ -1,15 +1,11 @@
 package match
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"k8s.io/utils/lru"
 )
 
@@ -19,8 +15,23 @@ import (
 // runs on the same engine as expected.expression: the same variables,
 // cost limits and time budget; only its result may be any value.
 
+// BodyRuntimeCostLimit is the largest actual cost of one evaluation of a
+// body expression: a tenth of expected.expression's. A body expression is
+// evaluated at every probe, not once per response, and CEL allocates
+// about 20 bytes per unit of cost as it loops, so this bounds what one
+// evaluation allocates to about 2 MiB; reading a value out of an answer
+// (a Prometheus sample, a flag) costs tens of units.
+const BodyRuntimeCostLimit = RuntimeCostLimit / 10
+
+// MaxJSONValues is the most JSON values (objects, arrays, strings, numbers,
+// booleans and nulls) a body expression's response.json may hold. A
+// decoded value takes about a hundred bytes, so a 1 MiB array of small
+// numbers would take 55 MiB; this bounds the decoded body to a few MiB. A
+// larger body can still be read as response.body.
+const MaxJSONValues = 1 << 16
+
 // bodyPrograms caches compiled body expressions.
-var bodyPrograms = &programCache{entries: lru.New(maxCachedPrograms), output: func(*types.Type) error { return nil }}
+var bodyPrograms = &programCache{entries: lru.New(maxCachedPrograms), output: func(*types.Type) error { return nil }, costLimit: BodyRuntimeCostLimit}
 
 // CompileBodyExpression checks a body expression as the admission webhook
 // does: it must parse, type-check against the response variable and have
@@ -38,89 +49,41 @@ func CompileBodyExpression(expr string) error {
 // is recorded as the body: a string result as it is, any other value as its
 // JSON text (object keys sorted, so the same value reads the same). The
 // error says why there is none: the expression is invalid, its evaluation
-// failed (a key missing from this answer) or ran past EvaluationBudget, or
-// its result has no JSON form. It never holds the body.
+// failed (a key missing from this answer) or ran past EvaluationBudget, its
+// result has no JSON form, or it is longer than MaxResultBytes. It never
+// holds the body.
+//
+// The body is decoded as JSON only when the expression reads
+// response.json, and the decoded value is adapted as it is read, not
+// copied: one evaluation holds the body, its decoded value once, and at
+// most MaxResultBytes of result (docs/install.md sizes it).
 func RecordedBody(expr string, got Response) (string, error) {
-	prog, err := bodyPrograms.get(expr)
-	if err != nil {
-		return "", fmt.Errorf("bodyExpression is invalid: %w", err)
+	entry := bodyPrograms.lookup(expr)
+	if entry.err != nil {
+		return "", fmt.Errorf("bodyExpression is invalid: %w", entry.err)
 	}
 	code, err := strconv.ParseInt(got.StatusCode, 10, 64)
 	if err != nil {
 		return "", fmt.Errorf("bodyExpression failed: statusCode %q is not a number", got.StatusCode)
 	}
-	out, err := run(prog, map[string]any{"response": map[string]any{
+	var doc ref.Val = types.NullValue
+	if entry.readsJSON {
+		if !jsonValuesAtMost(got.Body, MaxJSONValues) {
+			return "", fmt.Errorf("bodyExpression failed: the body holds more than %d JSON values, the most response.json decodes", MaxJSONValues)
+		}
+		doc = parseBody(got.Body).celValue()
+	}
+	out, err := run(entry.prog, map[string]any{"response": map[string]any{
 		"code": code,
 		"body": got.Body,
-		"json": parseBody(got.Body).celValue(),
+		"json": doc,
 	}})
 	if err != nil {
 		return "", fmt.Errorf("bodyExpression failed: %w", err)
 	}
-	if s, ok := out.(types.String); ok {
-		return string(s), nil
-	}
-	v, err := plainValue(out)
+	text, err := resultText(out, MaxResultBytes)
 	if err != nil {
 		return "", fmt.Errorf("bodyExpression failed: %w", err)
 	}
-	text, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("bodyExpression failed: the result has no JSON form: %w", err)
-	}
-	return string(text), nil
-}
-
-// plainValue turns a CEL value into the Go value encoding/json writes as
-// the same JSON.
-func plainValue(v ref.Val) (any, error) {
-	switch v := v.(type) {
-	case types.String:
-		return string(v), nil
-	case types.Bool:
-		return bool(v), nil
-	case types.Int:
-		return int64(v), nil
-	case types.Uint:
-		return uint64(v), nil
-	case types.Double:
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("the result %v has no JSON form", float64(v))
-		}
-		return float64(v), nil
-	case types.Null:
-		return nil, nil
-	case traits.Mapper:
-		out := map[string]any{}
-		for it := v.Iterator(); it.HasNext() == types.True; {
-			k := it.Next()
-			key, ok := k.(types.String)
-			if !ok {
-				return nil, fmt.Errorf("the result is a map with a %s key; only string keys have a JSON form", k.Type().TypeName())
-			}
-			e, err := plainValue(v.Get(k))
-			if err != nil {
-				return nil, err
-			}
-			out[string(key)] = e
-		}
-		return out, nil
-	case traits.Lister:
-		var out []any
-		for it := v.Iterator(); it.HasNext() == types.True; {
-			e, err := plainValue(it.Next())
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
-		}
-		if out == nil {
-			out = []any{}
-		}
-		return out, nil
-	case *types.Err:
-		return nil, errors.New(v.String())
-	default:
-		return nil, fmt.Errorf("the result is of type %s, which has no JSON form; convert it with string()", v.Type().TypeName())
-	}
+	return text, nil
 }

@@ -199,6 +199,9 @@ var programs = newProgramCache(maxCachedPrograms)
 type compiled struct {
 	prog cel.Program
 	err  error
+	// readsJSON is false when the expression never reads response.json,
+	// so that the body need not be decoded for it.
+	readsJSON bool
 }
 
 // programCache maps expressions to compiled programs, keeping the most
@@ -207,12 +210,14 @@ type programCache struct {
 	entries *lru.Cache
 	// output says why a result type is refused, nil when it is fine.
 	output func(*types.Type) error
+	// costLimit is the largest actual cost of one evaluation.
+	costLimit uint64
 }
 
 // newProgramCache returns an empty cache of at most size entries for
 // expressions that yield a bool.
 func newProgramCache(size int) *programCache {
-	return &programCache{entries: lru.New(size), output: mustBeBool}
+	return &programCache{entries: lru.New(size), output: mustBeBool, costLimit: RuntimeCostLimit}
 }
 
 // mustBeBool refuses a result type that cannot be a bool.
@@ -237,32 +242,36 @@ func (c *programCache) lookup(expr string) *compiled {
 	if v, ok := c.entries.Get(expr); ok {
 		return v.(*compiled)
 	}
-	prog, err := compile(expr, c.output)
+	prog, checked, err := compile(expr, c.output, c.costLimit)
 	entry := &compiled{prog: prog, err: err}
+	if err == nil {
+		entry.readsJSON = readsJSON(checked.NativeRep())
+	}
 	c.entries.Add(expr, entry)
 	return entry
 }
 
 // compile builds a cost-limited program for expr whose result type output
-// accepts, or says why it cannot.
-func compile(expr string, output func(*types.Type) error) (cel.Program, error) {
+// accepts, with its checked form, or says why it cannot.
+func compile(expr string, output func(*types.Type) error, costLimit uint64) (cel.Program, *cel.Ast, error) {
 	env, err := celEnv()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("compilation failed: %w", iss.Err())
+		return nil, nil, fmt.Errorf("compilation failed: %w", iss.Err())
 	}
 	if err := output(ast.OutputType()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkCost(env, ast); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The limit bounds work, not time; run bounds the time, looking at its
 	// budget every interruptCheckFrequency loop iterations.
-	return env.Program(ast, cel.CostLimit(RuntimeCostLimit), cel.InterruptCheckFrequency(interruptCheckFrequency))
+	prog, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptCheckFrequency))
+	return prog, ast, err
 }
 
 // checkCost rejects an expression whose worst case, on the largest

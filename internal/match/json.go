@@ -116,28 +116,32 @@ func canonicalNumber(num string) string {
 	return sign + trimmed + "e" + exp.String()
 }
 
-// celJSON turns a parsed JSON value into the values CEL sees in
-// response.json: integers as int (so `response.json.count == 3` compares
-// ints), other numbers as double, objects and arrays as maps and lists.
-func celJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = celJSON(e)
+// jsonValuesAtMost says whether text, read as JSON, holds at most n values,
+// without decoding it: every value but the first follows a comma, a colon
+// or an opening bracket outside a string (a key and its colon count as one
+// value more, so this never counts low). Text that is not JSON may count
+// anything; it is not decoded anyway.
+func jsonValuesAtMost(text string, n int) bool {
+	count := 1
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == ',', c == ':', c == '[', c == '{':
+			count++
+			if count > n {
+				return false
+			}
 		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = celJSON(e)
-		}
-		return out
-	case json.Number:
-		return celNumber(string(v))
-	default:
-		return v // string, bool or nil (CEL null)
 	}
+	return true
 }
 
 // celNumber is an int64 for a number written as an integer that fits, and

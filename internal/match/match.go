@@ -5,6 +5,9 @@ package match
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 )
 
 // BodyMatch is how an expected body is compared with the response's body.
@@ -136,13 +139,13 @@ func parseBody(text string) parsedBody {
 	return parsedBody{text: text, value: v, isJSON: ok}
 }
 
-// celValue is response.json: the JSON value, or nil (CEL null) when the
-// body is not JSON.
-func (b parsedBody) celValue() any {
+// celValue is response.json: the JSON value, adapted as it is read, or
+// CEL null when the body is not JSON.
+func (b parsedBody) celValue() ref.Val {
 	if !b.isJSON {
-		return nil
+		return types.NullValue
 	}
-	return celJSON(b.value)
+	return jsonAdapter{}.NativeToValue(b.value)
 }
 
 // bodyEquals applies Exact to an expected body and a parsed one.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -88,5 +89,50 @@ func TestProbeBodyExpression(t *testing.T) {
 				t.Errorf("message %q shows the body or the query", e.Message)
 			}
 		})
+	}
+}
+
+// TestAmplifyingBodyExpression probes a 1 MiB answer through the nest of
+// maps that once turned it into gigabytes of JSON: the probe fails with
+// reason expression, saying the result is too large, and never shows the
+// body.
+func TestAmplifyingBodyExpression(t *testing.T) {
+	body := strings.Repeat("s3cr3t", (MaxExpressionInput-16)/6)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	const digits = "[0,1,2,3,4,5,6,7,8,9]"
+	expr := digits + ".map(a, " + digits + ".map(b, " + digits + ".map(c, response.body)))"
+	e := probeError(t, NewProber(Guard{}, 10240), Request{Method: "GET", URL: srv.URL, BodyExpression: expr})
+	want := "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes"
+	if e.Reason != ReasonExpression || e.Message != want {
+		t.Errorf("got %q (%s), want %q (expression)", e.Message, e.Reason, want)
+	}
+}
+
+// TestEvaluationsWaitForASlot: with every evaluation slot taken, a probe
+// with a body expression waits for one within its own timeout and then
+// fails, reason timeout; a probe without one is not held up.
+func TestEvaluationsWaitForASlot(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprint(w, `{"v":1}`)
+	}))
+	defer srv.Close()
+	p := NewProber(Guard{}, 10240)
+	for range MaxConcurrentEvaluations {
+		p.evaluations <- struct{}{}
+	}
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v"})
+	want := fmt.Sprintf("GET %s: timed out waiting for one of the manager's %d bodyExpression evaluations", srv.URL, MaxConcurrentEvaluations)
+	if e.Reason != ReasonTimeout || e.Message != want {
+		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, want)
+	}
+	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second}); err != nil || got.Body != `{"v":1}` {
+		t.Errorf("a probe without a body expression: %+v, %v", got, err)
+	}
+	<-p.evaluations
+	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second, BodyExpression: "response.json.v"}); err != nil || got.Body != "1" {
+		t.Errorf("with a slot free: %+v, %v; want body 1", got, err)
 	}
 }

@@ -43,6 +43,14 @@ type Request struct {
 // result is kept, within the Prober's maxBodyBytes.
 const MaxExpressionInput = 1 << 20
 
+// MaxConcurrentEvaluations is how many probes at once may decode and
+// evaluate a body with a body expression. An evaluation is CPU work of
+// bounded memory (docs/install.md sizes it); with more states than slots,
+// a probe waits for one within its own timeout, so a hundred states
+// probing large answers every second hold a few evaluations' memory, not a
+// hundred, and leave cores to the reconcilers.
+const MaxConcurrentEvaluations = 2
+
 // Response is what a probe observed: any HTTP response, whatever its status.
 type Response struct {
 	StatusCode string
@@ -58,6 +66,8 @@ type Prober struct {
 	client       *http.Client
 	guard        Guard
 	maxBodyBytes int64
+	// evaluations holds a token for each body expression being evaluated.
+	evaluations chan struct{}
 }
 
 const (
@@ -120,6 +130,7 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 		},
 		guard:        guard,
 		maxBodyBytes: maxBodyBytes,
+		evaluations:  make(chan struct{}, MaxConcurrentEvaluations),
 	}
 }
 
@@ -157,6 +168,12 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	}
 	code := strconv.Itoa(resp.StatusCode)
 	if r.BodyExpression != "" {
+		select {
+		case p.evaluations <- struct{}{}:
+		case <-ctx.Done():
+			return Response{}, f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
+		}
+		defer func() { <-p.evaluations }()
 		return p.recordBody(r.BodyExpression, code, raw, limit, f)
 	}
 	out := Response{StatusCode: code}

@@ -1,0 +1,168 @@
+package match
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// nest is levels of map over a literal list of ten around inner: each level
+// multiplies the result's elements by ten, at almost no cost, because CEL
+// shares the inner value instead of copying it.
+func nest(levels int, inner string) string {
+	const digits = "[0,1,2,3,4,5,6,7,8,9]"
+	s := inner
+	for i := levels - 1; i >= 0; i-- {
+		s = digits + ".map(" + string(rune('a'+i)) + ", " + s + ")"
+	}
+	return s
+}
+
+// allocated is how many bytes f allocated.
+func allocated(f func()) uint64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestAmplifyingExpressionsStayBounded evaluates the expressions that
+// turned a 10 KiB body into 10 MB of JSON (and a 1 MiB one into gigabytes)
+// and every deeper nest the webhook admits, on 1 MiB answers: each stops
+// with an error that says why, having allocated a few MiB at most.
+func TestAmplifyingExpressionsStayBounded(t *testing.T) {
+	const limit = 12 << 20 // the largest measured is 10 MiB: a 1 MiB JSON string decoded and written back
+	text := strings.Repeat("x", MaxResultBytes-16)
+	numbers := "[" + strings.Repeat("0,", MaxResultBytes/2-2) + "0]"
+	oneString := `{"a":"` + strings.Repeat("x", MaxResultBytes-16) + `"}`
+	small := strings.Repeat("x", 10<<10)
+	const (
+		tooLarge  = "bodyExpression failed: the result is too large: it is longer than 1048576 bytes"
+		tooCostly = "bodyExpression failed: operation cancelled: actual cost limit exceeded"
+		tooMany   = "bodyExpression failed: the body holds more than 65536 JSON values, the most response.json decodes"
+	)
+	tests := []struct {
+		name, expr, body, wantErr string
+	}{
+		{"the 3-level nest of the report, 10 KiB body", nest(3, "response.body"), small, tooLarge},
+		{"the 3-level nest, 1 MiB body", nest(3, "response.body"), text, tooLarge},
+		{"the 4-level nest", nest(4, "response.body"), text, tooCostly},
+		{"the 5-level nest, the deepest admitted", nest(5, "response.body"), text, tooCostly},
+		{"a nest over response.json of a 1 MiB string", nest(3, "response.json"), oneString, tooLarge},
+		{"a nest over response.json of many numbers", nest(2, "response.json"), numbers, tooMany},
+		{"response.json of many numbers", "response.json", numbers, tooMany},
+		{"the 5-level nest of a literal", nest(5, "1"), text, tooCostly},
+		{"concatenated bodies", "response.body + response.body + response.body + response.body", text, tooCostly},
+		{"a 1 MiB string read whole", "response.json", oneString, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := CompileBodyExpression(tt.expr); err != nil {
+				t.Fatalf("the webhook refuses %q: %v", tt.expr, err)
+			}
+			var err error
+			alloc := allocated(func() { _, err = RecordedBody(tt.expr, Response{StatusCode: "200", Body: tt.body}) })
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Errorf("error = %q, want %q", got, tt.wantErr)
+			}
+			if alloc > limit {
+				t.Errorf("allocated %.1f MiB, want at most %d MiB", float64(alloc)/(1<<20), limit>>20)
+			}
+			t.Logf("%d chars over %d bytes: allocated %.1f MiB", len(tt.expr), len(tt.body), float64(alloc)/(1<<20))
+		})
+	}
+}
+
+// TestTheSixLevelNestIsRefused: one level deeper than the deepest admitted
+// nest, the webhook's estimate refuses it.
+func TestTheSixLevelNestIsRefused(t *testing.T) {
+	err := CompileBodyExpression(nest(6, "response.body"))
+	if err == nil || !strings.Contains(err.Error(), "exceeds the limit 10000000") {
+		t.Fatalf("CompileBodyExpression = %v, want the estimated cost refused", err)
+	}
+}
+
+func TestResultTextBudget(t *testing.T) {
+	tests := []struct {
+		name, expr string
+		limit      int
+		want       string
+		wantErr    bool
+	}{
+		{"a list that fits", `[1, "a", {"b": null}]`, 20, `[1,"a",{"b":null}]`, false},
+		{"one byte short", `[1, "a", {"b": null}]`, 17, "", true},
+		{"keys sorted, HTML escaped", `{"z": "<&>", "a": 1.5}`, 100, `{"a":1.5,"z":"\u003c\u0026\u003e"}`, false},
+		{"a string result as it is", `"<&>"`, 3, "<&>", false},
+		{"a string result over the budget", `"abcd"`, 3, "", true},
+		{"a long list refused before it is read", `[0,1,2,3,4,5,6,7,8,9]`, 10, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, err := bodyPrograms.get(tt.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := run(prog, map[string]any{"response": map[string]any{"code": int64(200), "body": "", "json": nil}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := resultText(out, tt.limit)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("resultText = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			}
+			if err != nil && err != errResultTooLarge {
+				t.Errorf("error = %v, want %v", err, errResultTooLarge)
+			}
+		})
+	}
+}
+
+func TestReadsJSON(t *testing.T) {
+	for _, tt := range []struct {
+		expr string
+		want bool
+	}{
+		{"response.body", false},
+		{"response.code == 200 ? response.body : 'x'", false},
+		{"response.json.a", true},
+		{"has(response.json.a)", true},
+		{"[response]", true},
+		{promValue, true},
+		{nest(3, "response.body"), false},
+	} {
+		entry := bodyPrograms.lookup(tt.expr)
+		if entry.err != nil {
+			t.Fatalf("%q: %v", tt.expr, entry.err)
+		}
+		if entry.readsJSON != tt.want {
+			t.Errorf("readsJSON(%q) = %v, want %v", tt.expr, entry.readsJSON, tt.want)
+		}
+	}
+}
+
+func TestJSONValuesAtMost(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		n    int
+		want bool
+	}{
+		{`1`, 1, true},
+		{`[1,2]`, 2, false}, // the array and two numbers
+		{`[1,2]`, 3, true},
+		{`{"a":1,"b":[2]}`, 6, true}, // keys count too: never low
+		{`{"a":1,"b":[2]}`, 5, false},
+		{`"a,b:[{"`, 1, true},     // punctuation inside a string is not counted
+		{`["a\",b", 1]`, 3, true}, // nor after an escaped quote
+		{`["a\\",1,2]`, 3, false}, // an escaped backslash ends the escape
+	} {
+		if got := jsonValuesAtMost(tt.text, tt.n); got != tt.want {
+			t.Errorf("jsonValuesAtMost(%s, %d) = %v, want %v", tt.text, tt.n, got, tt.want)
+		}
+	}
+}
