@@ -39,6 +39,10 @@ type config struct {
 	// scaleStates states, scaleFlipN of them on the state a flip edits.
 	// scaleFlipReps: flips each way of the operator and of each owned floor.
 	scaleSwitches, scaleStates, scaleFlipN, scaleFlipReps int
+	// The tenant noise measure: noiseStates noisy states, a flip of
+	// noiseFlipN switches, noiseFlipReps flips each way with and without
+	// the noise.
+	noiseStates, noiseFlipN, noiseFlipReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -73,6 +77,11 @@ var smallConfig = config{
 	scaleStates:   10,
 	scaleFlipN:    100,
 	scaleFlipReps: 1,
+	// Ten noisy states and the small flip: the structure of the noise
+	// measure, in seconds.
+	noiseStates:   10,
+	noiseFlipN:    50,
+	noiseFlipReps: 1,
 	quiet:         300 * time.Millisecond,
 	settle:        time.Second,
 	command:       "make bench-small",
@@ -107,6 +116,9 @@ var fullConfig = config{
 	scaleStates:       100,
 	scaleFlipN:        2000,
 	scaleFlipReps:     3,
+	noiseStates:       100,
+	noiseFlipN:        500,
+	noiseFlipReps:     3,
 	quiet:             time.Second,
 	settle:            3 * time.Second,
 	gcWait:            150 * time.Second,
@@ -182,8 +194,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale) runs some measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "plugin": true}
+	// memory, scale, plugin, noise) runs some measures only, without
+	// touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "plugin": true, "noise": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -191,7 +204,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, plugin", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, plugin, noise", only)
 			}
 			run[f] = true
 		}
@@ -288,6 +301,12 @@ func runBench(t *testing.T, cfg config) {
 		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {
 			t.Fatalf("plugin: %v", err)
 		}
+	}
+	if run["noise"] {
+		if b.report.noise, err = b.tenantNoise(ctx); err != nil {
+			t.Fatalf("noise: %v", err)
+		}
+		checkNoise(t, cfg, b.report.noise)
 	}
 	b.report.elapsed = time.Since(b.started)
 	b.report.loadAfter = loadAverage()

@@ -27,6 +27,7 @@ type report struct {
 	memory                *memoryResult
 	scale                 *scaleResult
 	plugin                *pluginResult
+	noise                 *noiseResult
 }
 
 // table builds a Markdown table.
@@ -87,11 +88,11 @@ type flipFigures struct {
 
 // flipRow is the row of a flips table for writer who's figures f: N,
 // direction, writer, flips, times, when it was done (for the operator,
-// when the statuses were), then the ratio columns given and the CPU
-// columns.
+// whatever else runs beside it, when the statuses were), then the ratio
+// columns given and the CPU columns.
 func flipRow(n int, active bool, who string, f flipFigures, ratios ...string) []string {
 	done := round(f.wrote)
-	if who == "operator" {
+	if strings.HasPrefix(who, "operator") {
 		done = "statuses " + round(f.statusDone)
 	}
 	row := []string{fmt.Sprint(n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
@@ -247,6 +248,9 @@ func (rep *report) markdown() string {
 	if rep.plugin != nil {
 		rep.plugin.summaryRows(sum)
 	}
+	if rep.noise != nil {
+		rep.noise.summaryRows(sum)
+	}
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
@@ -355,6 +359,9 @@ func (rep *report) markdown() string {
 	}
 	if p := rep.plugin; p != nil {
 		w("%s\n", p.markdown())
+	}
+	if n := rep.noise; n != nil {
+		w("%s\n", n.markdown())
 	}
 	if m := rep.memory; m != nil {
 		w("#### Memory\n\n")
