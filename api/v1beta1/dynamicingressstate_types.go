@@ -177,7 +177,9 @@ type HTTPProbe struct {
 	Headers []HTTPHeader `json:"headers,omitempty"`
 }
 
-// HTTPHeader is one header of a probe request.
+// HTTPHeader is one header of a probe request: a literal value, or a value
+// read from a Secret when the probe is sent.
+// +kubebuilder:validation:XValidation:rule="has(self.value) != has(self.valueFrom)",message="exactly one of value and valueFrom must be set"
 type HTTPHeader struct {
 	// name of the header.
 	// +required
@@ -185,10 +187,39 @@ type HTTPHeader struct {
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 
-	// value of the header.
-	// +required
+	// value of the header, written in the state. Anyone who can read the
+	// state reads it: put a token in a Secret and use valueFrom.
+	// +optional
 	// +kubebuilder:validation:MaxLength=4096
-	Value string `json:"value"`
+	Value string `json:"value,omitempty"`
+
+	// valueFrom reads the value from a Secret in the state's namespace
+	// when the probe is sent; a rotated Secret is used within one
+	// interval or 30s, whichever is longer.
+	// +optional
+	ValueFrom *HeaderValueSource `json:"valueFrom,omitempty"`
+}
+
+// HeaderValueSource says where a header's value comes from.
+type HeaderValueSource struct {
+	// secretKeyRef names a key of a Secret in the state's namespace.
+	// +required
+	SecretKeyRef SecretKeySelector `json:"secretKeyRef"`
+}
+
+// SecretKeySelector names one key of a Secret in the state's namespace.
+type SecretKeySelector struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key of the value in the Secret's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
 }
 
 // StateMode says where a state's response comes from.

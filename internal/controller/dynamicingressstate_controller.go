@@ -95,6 +95,7 @@ func (p *probeNotifications) notify(key string) {
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // Reconcile registers or removes the state's probe and writes its status
 // when it changed.
@@ -129,7 +130,7 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 		// The status's response is the state's current one: a restarted
 		// manager holds it against a blip like a running one would.
 		current := probe.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body, Truncated: state.Status.BodyTruncated}
-		r.Scheduler.Ensure(key, probeSpec(state.Spec.Probe), current)
+		r.Scheduler.Ensure(key, probeSpec(state.Namespace, state.Spec.Probe), current)
 		obs, _ := r.Scheduler.Observation(key)
 		status = probedStatus(state, obs, now)
 	case state.Spec.FixedResponse != nil:

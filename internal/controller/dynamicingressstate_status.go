@@ -12,14 +12,20 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
-// probeSpec turns a state's probe into what the scheduler runs, with the
-// defaults of a probe that bypassed the defaulting webhook.
-func probeSpec(p *v1beta1.HTTPProbe) probe.Spec {
+// probeSpec turns the probe of a state in namespace into what the
+// scheduler runs, with the defaults of a probe that bypassed the
+// defaulting webhook. A header's Secret is in the state's namespace.
+func probeSpec(namespace string, p *v1beta1.HTTPProbe) probe.Spec {
 	p = p.DeepCopy()
 	p.Default()
 	headers := make([]probe.Header, 0, len(p.Headers))
 	for _, h := range p.Headers {
-		headers = append(headers, probe.Header{Name: h.Name, Value: h.Value})
+		header := probe.Header{Name: h.Name, Value: h.Value}
+		if h.ValueFrom != nil {
+			ref := h.ValueFrom.SecretKeyRef
+			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: namespace, Name: ref.Name, Key: ref.Key}}
+		}
+		headers = append(headers, header)
 	}
 	return probe.Spec{
 		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration,

@@ -140,7 +140,7 @@ func TestProbeSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, probeSpec(&tt.in)); diff != "" {
+			if diff := cmp.Diff(tt.want, probeSpec("shop", &tt.in)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

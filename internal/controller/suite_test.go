@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/fields"
@@ -75,6 +76,7 @@ func runSuite(m *testing.M) int {
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
 		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8, HTTPRoutes: true,
+		SecretValueTTL: secretValueTTL,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -138,6 +140,10 @@ func writesTo(namespace, resource string) int64 {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// secretValueTTL is the suite manager's cache time of header values read
+// from Secrets: short, so that a rotation shows in seconds.
+const secretValueTTL = 2 * time.Second
 
 func newNamespace(t *testing.T) string { return suite.NewNamespace(t, k8s) }
 

@@ -105,8 +105,27 @@ func (w *budgetWriter) str(s string) error {
 	if !w.fits(len(s) + 2) {
 		return errResultTooLarge
 	}
+	if plainString(s) {
+		// The JSON text is the string in quotes: no escaped copy.
+		w.buf.WriteByte('"')
+		w.buf.WriteString(s)
+		return w.write([]byte{'"'})
+	}
 	text, _ := json.Marshal(s) // strings always encode
 	return w.write(text)
+}
+
+// plainString says whether encoding/json writes s unchanged between
+// quotes: printable ASCII without a quote, a backslash or the HTML
+// characters it escapes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // list writes a JSON array. Each element takes at least two bytes (a

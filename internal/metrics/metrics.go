@@ -38,7 +38,7 @@ const (
 // probed state starts with all of them at zero, so that rate() and
 // increase() see the first failure of a reason: a counter series that
 // appears with the value 1 has no earlier sample to rise from.
-var FailureReasons = []string{"dns", "connect", "tls", "timeout", "denied", "http", "read", "expression"}
+var FailureReasons = []string{"dns", "connect", "tls", "timeout", "denied", "http", "read", "expression", "secret"}
 
 // switchLatencyBuckets span 5ms to 60s. A switch of one target is a watch
 // event and one write, tens of milliseconds; a state driving a thousand

@@ -235,7 +235,7 @@ func TestForgetTarget(t *testing.T) {
 // zeroFailures are the failure counters a probed state starts with.
 func zeroFailures(namespace, name string, except ...string) []string {
 	var out []string
-	for _, r := range []string{"connect", "denied", "dns", "expression", "http", "read", "timeout", "tls"} {
+	for _, r := range []string{"connect", "denied", "dns", "expression", "http", "read", "secret", "timeout", "tls"} {
 		if !slices.Contains(except, r) {
 			out = append(out, `dynamicingressstate_probe_failures_total{name="`+name+`",namespace="`+namespace+`",reason="`+r+`"} 0`)
 		}
@@ -297,6 +297,7 @@ func TestObserveProbe(t *testing.T) {
 			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="expression"} 0`,
 			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="http"} 0`,
 			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="read"} 0`,
+			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="secret"} 0`,
 			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="timeout"} 2`,
 			`dynamicingressstate_probe_failures_total{name="flags",namespace="shop",reason="tls"} 0`,
 		},
@@ -415,7 +416,7 @@ func TestRegistered(t *testing.T) {
 // at zero against the ones the prober reports.
 func TestFailureReasonsAreTheProbers(t *testing.T) {
 	var want []string
-	for _, r := range []probe.FailureReason{probe.ReasonDNS, probe.ReasonConnect, probe.ReasonTLS, probe.ReasonTimeout, probe.ReasonDenied, probe.ReasonHTTP, probe.ReasonRead, probe.ReasonExpression} {
+	for _, r := range []probe.FailureReason{probe.ReasonDNS, probe.ReasonConnect, probe.ReasonTLS, probe.ReasonTimeout, probe.ReasonDenied, probe.ReasonHTTP, probe.ReasonRead, probe.ReasonExpression, probe.ReasonSecret} {
 		want = append(want, string(r))
 	}
 	if diff := cmp.Diff(want, FailureReasons); diff != "" {

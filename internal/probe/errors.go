@@ -45,6 +45,9 @@ const (
 	// ReasonExpression: the response came, but the request's body
 	// expression could not reduce it (a key missing from this answer).
 	ReasonExpression FailureReason = "expression"
+	// ReasonSecret: a header's value could not be read from its Secret
+	// (the Secret or its key is missing, or cannot be read).
+	ReasonSecret FailureReason = "secret"
 )
 
 // Error is a probe that got no HTTP response. Message names the method and

@@ -6,11 +6,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,9 +24,25 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
 
-// Header is one request header.
+// Header is one request header: Value, or the value of a Secret's key
+// read when the probe is sent.
 type Header struct {
 	Name, Value string
+	// FromSecret, when set, names the Secret key whose value is sent
+	// instead of Value.
+	FromSecret *SecretKey
+}
+
+// SecretKey names one key of a Secret.
+type SecretKey struct {
+	Namespace, Name, Key string
+}
+
+// Secrets reads the values of Secret keys for probe headers. Its errors
+// say why in words that read the same at every attempt, and never hold a
+// value.
+type Secrets interface {
+	SecretValue(ctx context.Context, key SecretKey) (string, error)
 }
 
 // Request is one probe to send.
@@ -68,6 +86,16 @@ type Prober struct {
 	maxBodyBytes int64
 	// evaluations holds a token for each body expression being evaluated.
 	evaluations chan struct{}
+	// secrets reads the headers whose values live in Secrets; nil refuses
+	// them.
+	secrets Secrets
+}
+
+// WithSecrets makes p read header values from Secrets through s. Call it
+// before the first probe.
+func (p *Prober) WithSecrets(s Secrets) *Prober {
+	p.secrets = s
+	return p
 }
 
 const (
@@ -144,6 +172,11 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 		defer cancel()
 	}
 	f := newFailure(r)
+	r, serr := p.withSecretValues(ctx, r, f)
+	if serr != nil {
+		return Response{}, serr
+	}
+	f = newFailure(r) // it hides the values read too
 	var t trace
 	req, ferr := p.newRequest(httptrace.WithClientTrace(ctx, t.clientTrace()), r, f)
 	if ferr != nil {
@@ -245,6 +278,52 @@ func (p *Prober) newRequest(ctx context.Context, r Request, f failure) (*http.Re
 	// stored as raw bytes, and the status shows what a client reads.
 	req.Header.Set("Accept-Encoding", "identity")
 	return req, nil
+}
+
+// MaxSecretValueBytes is the longest header value read from a Secret, the
+// most a literal value may hold.
+const MaxSecretValueBytes = 4096
+
+// withSecretValues returns r with the value of every header that reads a
+// Secret filled in. The headers are copied: r's are shared with the
+// scheduler's spec.
+func (p *Prober) withSecretValues(ctx context.Context, r Request, f failure) (Request, *Error) {
+	if !slices.ContainsFunc(r.Headers, func(h Header) bool { return h.FromSecret != nil }) {
+		return r, nil
+	}
+	headers := slices.Clone(r.Headers)
+	for i, h := range headers {
+		if h.FromSecret == nil {
+			continue
+		}
+		value, ferr := p.secretValue(ctx, h, f)
+		if ferr != nil {
+			return r, ferr
+		}
+		headers[i].Value = value
+	}
+	r.Headers = headers
+	return r, nil
+}
+
+// secretValue reads a header's value from its Secret, or says why it
+// cannot, naming the Secret and its key and never the value.
+func (p *Prober) secretValue(ctx context.Context, h Header, f failure) (string, *Error) {
+	ref := h.FromSecret
+	where := fmt.Sprintf("header %q reads key %q of Secret %s/%s", h.Name, ref.Key, ref.Namespace, ref.Name)
+	if p.secrets == nil {
+		return "", f.errorf(ReasonSecret, "%s: this manager reads no Secrets", where)
+	}
+	value, err := p.secrets.SecretValue(ctx, *ref)
+	switch {
+	case err != nil:
+		return "", f.errorf(ReasonSecret, "%s: %s", where, err)
+	case len(value) > MaxSecretValueBytes:
+		return "", f.errorf(ReasonSecret, "%s: the value is longer than %d bytes", where, MaxSecretValueBytes)
+	case !httpguts.ValidHeaderFieldValue(value):
+		return "", f.errorf(ReasonSecret, "%s: the value is not a valid header value (no line breaks or control characters; a file saved with a final newline has one)", where)
+	}
+	return value, nil
 }
 
 // trace follows one probe through net/http/httptrace: which connection it

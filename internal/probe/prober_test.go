@@ -82,7 +82,7 @@ func TestProbeResponses(t *testing.T) {
 	t.Run("method and headers are sent", func(t *testing.T) {
 		p := NewProber(Guard{}, 1024)
 		got, err := p.Probe(context.Background(), Request{Method: "POST", URL: srv.URL + "/echo",
-			Headers: []Header{{"Accept", "application/json"}, {"Host", "flags.example.com"}}})
+			Headers: []Header{{Name: "Accept", Value: "application/json"}, {Name: "Host", Value: "flags.example.com"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestProbeFailures(t *testing.T) {
 			wantReason: ReasonHTTP, wantMsg: "GET ftp://flags.example.com/x: invalid URL: must be an absolute http or https URL with a host"},
 		{name: "bad method", guard: testGuard(t), req: Request{Method: "GE T", URL: ok.URL},
 			wantReason: ReasonHTTP, wantMsg: `GE T ` + ok.URL + `: invalid request method "GE T"`},
-		{name: "bad header value", guard: testGuard(t), req: Request{Method: "GET", URL: ok.URL, Headers: []Header{{"X-Token", "a\nb"}}},
+		{name: "bad header value", guard: testGuard(t), req: Request{Method: "GET", URL: ok.URL, Headers: []Header{{Name: "X-Token", Value: "a\nb"}}},
 			wantReason: ReasonHTTP, wantMsg: "GET " + ok.URL + `: invalid header "X-Token"`},
 	}
 	for _, tt := range tests {
@@ -293,7 +293,7 @@ func TestProbeRedactsSecrets(t *testing.T) {
 	tlsOptions := defaultTransportOptions
 	tlsOptions.tlsConfig = &tls.Config{RootCAs: roots}
 	const secret = "?token=s3cr3t#frag-s3cr3t"
-	headers := []Header{{"Authorization", "Bearer hdr-s3cr3t"}, {"X-Api-Key", "key-s3cr3t"}}
+	headers := []Header{{Name: "Authorization", Value: "Bearer hdr-s3cr3t"}, {Name: "X-Api-Key", Value: "key-s3cr3t"}}
 
 	withCredentials := func(base string) string {
 		scheme, rest, _ := strings.Cut(base, "://")
@@ -314,7 +314,7 @@ func TestProbeRedactsSecrets(t *testing.T) {
 		{"DNS", withCredentials("http://" + strings.Repeat("b", 64) + ".example.com"), testGuard(t), defaultTransportOptions, headers},
 		{"denied", withCredentials("http://192.0.2.10"), testGuard(t), defaultTransportOptions, headers},
 		{"not allowed", withCredentials("http://127.0.0.1:1"), mustGuard(t, "", "flags.example.com"), defaultTransportOptions, headers},
-		{"invalid header value", withCredentials(reset.URL), testGuard(t), defaultTransportOptions, []Header{{"X-Api-Key", "key-s3cr3t\n"}}},
+		{"invalid header value", withCredentials(reset.URL), testGuard(t), defaultTransportOptions, []Header{{Name: "X-Api-Key", Value: "key-s3cr3t\n"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,9 +452,9 @@ func TestProbeNeverAsksForCompression(t *testing.T) {
 		headers []Header
 	}{
 		{"HTTP/1.1", h1.URL, defaultTransportOptions, nil},
-		{"HTTP/1.1, user asks for gzip", h1.URL, defaultTransportOptions, []Header{{"Accept-Encoding", "gzip"}}},
+		{"HTTP/1.1, user asks for gzip", h1.URL, defaultTransportOptions, []Header{{Name: "Accept-Encoding", Value: "gzip"}}},
 		{"HTTP/2", h2.URL, h2Options, nil},
-		{"HTTP/2, user asks for gzip", h2.URL, h2Options, []Header{{"accept-encoding", "gzip, br"}}},
+		{"HTTP/2, user asks for gzip", h2.URL, h2Options, []Header{{Name: "accept-encoding", Value: "gzip, br"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -618,7 +618,7 @@ func closedAddress(t *testing.T) string {
 // TestFailureFallback covers the text of errors no case knows: it must
 // still hold no header value, client port or HTTP/2 stream number.
 func TestFailureFallback(t *testing.T) {
-	f := newFailure(Request{URL: "http://flags.example.com/", Headers: []Header{{"Authorization", "Bearer hdr-s3cr3t"}, {"X-Short", "ab"}}})
+	f := newFailure(Request{URL: "http://flags.example.com/", Headers: []Header{{Name: "Authorization", Value: "Bearer hdr-s3cr3t"}, {Name: "X-Short", Value: "ab"}}})
 	tests := []struct {
 		err  error
 		want string
@@ -676,7 +676,7 @@ func TestProbeHostHeaderHeldToAllowList(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := hits.Load()
 			req := Request{Method: "GET", URL: srv.URL, Timeout: time.Second,
-				Headers: []Header{{"Authorization", secret}, {"Host", tt.host}}}
+				Headers: []Header{{Name: "Authorization", Value: secret}, {Name: "Host", Value: tt.host}}}
 			if tt.wantErr == nil {
 				got, err := p.Probe(context.Background(), req)
 				if err != nil {

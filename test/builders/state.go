@@ -96,6 +96,15 @@ func (w *StateWrapper) Header(k, v string) *StateWrapper {
 	return w
 }
 
+// HeaderFromSecret adds a probe header whose value is the key of a Secret
+// in the state's namespace.
+func (w *StateWrapper) HeaderFromSecret(name, secret, key string) *StateWrapper {
+	p := w.probe()
+	p.Headers = append(p.Headers, v1beta1.HTTPHeader{Name: name,
+		ValueFrom: &v1beta1.HeaderValueSource{SecretKeyRef: v1beta1.SecretKeySelector{Name: secret, Key: key}}})
+	return w
+}
+
 // schedule is the state's schedule, made when the state has none.
 func (w *StateWrapper) schedule() *v1beta1.Schedule {
 	if w.Spec.Schedule == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -34,7 +35,15 @@ var _ admission.Validator[*v1beta1.DynamicIngressState] = DynamicIngressStateVal
 
 // ValidateCreate implements admission.Validator.
 func (v DynamicIngressStateValidator) ValidateCreate(_ context.Context, state *v1beta1.DynamicIngressState) (admission.Warnings, error) {
-	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
+	return stateWarnings(state), invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
+}
+
+// stateWarnings are the admission warnings of a state that is accepted.
+func stateWarnings(state *v1beta1.DynamicIngressState) admission.Warnings {
+	if state.Spec.Probe == nil {
+		return nil
+	}
+	return sensitiveHeaderWarnings(field.NewPath("spec", "probe"), state.Spec.Probe)
 }
 
 // ValidateUpdate implements admission.Validator. As for DynamicIngresses,
@@ -45,7 +54,7 @@ func (v DynamicIngressStateValidator) ValidateUpdate(_ context.Context, old, sta
 	if !state.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, state.Spec) {
 		return nil, nil
 	}
-	return nil, invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
+	return stateWarnings(state), invalid(state.Name, "DynamicIngressState", ValidateDynamicIngressState(state, v.Guard))
 }
 
 // ValidateDelete implements admission.Validator.

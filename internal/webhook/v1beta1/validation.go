@@ -267,11 +267,45 @@ func validateProbe(path *field.Path, p *v1beta1.HTTPProbe, guard probe.Guard) fi
 		if !httpguts.ValidHeaderFieldName(h.Name) {
 			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("name"), field.OmitValueType{}, headerNameProblem(h.Name)))
 		}
+		switch {
+		case h.Value != "" && h.ValueFrom != nil:
+			errs = append(errs, field.Invalid(path.Child("headers").Index(i), field.OmitValueType{}, "exactly one of value and valueFrom must be set, not both"))
+		case h.Value == "" && h.ValueFrom == nil:
+			errs = append(errs, field.Required(path.Child("headers").Index(i), "exactly one of value and valueFrom must be set"))
+		}
 		if !httpguts.ValidHeaderFieldValue(h.Value) {
 			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("value"), field.OmitValueType{}, headerValueProblem(h.Value)))
 		}
 	}
 	return errs
+}
+
+// sensitiveHeaderWarnings returns an admission warning for every header of
+// a probe whose literal value looks like a credential: Authorization,
+// Proxy-Authorization and Cookie, and any name holding "token", "key" or
+// "secret". Such a value is readable by everyone who can read the state
+// (the view role included); valueFrom.secretKeyRef keeps it in a Secret.
+func sensitiveHeaderWarnings(path *field.Path, p *v1beta1.HTTPProbe) []string {
+	var warnings []string
+	for i, h := range p.Headers {
+		if h.Value == "" || !sensitiveHeader(h.Name) {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: header %q has a literal value that anyone who can read this DynamicIngressState can read; "+
+			"put it in a Secret and use valueFrom.secretKeyRef", path.Child("headers").Index(i).Child("value"), h.Name))
+	}
+	return warnings
+}
+
+// sensitiveHeader says whether a header's name suggests its value is a
+// credential.
+func sensitiveHeader(name string) bool {
+	lower := strings.ToLower(name)
+	switch lower {
+	case "authorization", "proxy-authorization", "cookie":
+		return true
+	}
+	return strings.Contains(lower, "token") || strings.Contains(lower, "key") || strings.Contains(lower, "secret")
 }
 
 // headerNameProblem says what is wrong with an invalid header name,
