@@ -4,16 +4,26 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
+
+// maxKeptBodyBytes is the largest apply body kept for a flip back. A usual
+// target's body is well under 2 KiB (a one-host Ingress is about 700
+// bytes), so every usual switch keeps its bodies; a larger one (dozens of
+// hosts, long annotations) is rendered afresh at each flip, which costs
+// CPU in proportion to its size and nothing else. The cap bounds what kept
+// bodies can cost: at most two per switch, 16 KiB, so about 156 MiB at
+// 10 000 switches in the worst case, within the headroom of the default
+// memory limit (docs/install.md, "Sizing").
+const maxKeptBodyBytes = 8 << 10
 
 // appliedTargets remembers, for each switch whose target this manager
 // applied, the resourceVersion the API server gave the target, and what the
-// apply body was rendered from: the switch (its UID and generation, which
-// fix its templates and its target's name) and the mode. A target still at
-// that resourceVersion is exactly what that apply made it: the operator's
-// field owner owns precisely the fields of that body (an apply with force
-// takes every field it names and gives up every field it leaves out), and
-// rendering is a pure function of the switch's spec and the mode. So a
+// apply body was rendered from (renderedFrom). A target still at that
+// resourceVersion is exactly what that apply made it: the operator's field
+// owner owns precisely the fields of that body (an apply with force takes
+// every field it names and gives up every field it leaves out). So a
 // reconcile that would render the same body finds the target up to date
 // without rendering anything or decoding the target's managedFields
 // (docs/architecture.md, "Knowing a target is up to date").
@@ -23,11 +33,10 @@ import (
 // full comparison.
 //
 // It also keeps, per switch and mode, the body of the last apply in that
-// mode (keptBody): a flip back to a mode applies that body again, as long
-// as the switch's UID and generation and the target's UID are the ones it
-// was rendered for, without rendering the template or encoding the body
-// again. That is two bodies of well under a kilobyte per switch that ever
-// flipped.
+// mode (keptBody) when it is at most maxKeptBodyBytes: a flip back to a
+// mode applies that body again, as long as it was rendered from what the
+// switch would render it from now and for the target's UID, without
+// rendering the template or encoding the body again.
 type appliedTargets struct {
 	mu      sync.Mutex
 	applied map[types.NamespacedName]appliedTarget
@@ -51,12 +60,39 @@ type appliedTarget struct {
 	resourceVersion string
 }
 
-// renderedFrom is what an apply body is rendered from: the switch's UID
-// and generation (its templates), and the mode.
+// renderedFrom is everything a rendered body depends on besides the
+// target's UID (which keptBody holds): the switch's UID and generation,
+// which fix its spec (any change of the spec, templates and target name
+// included, moves the generation), the mode, and inputs, what rendering
+// reads of the switch outside its spec.
 type renderedFrom struct {
 	uid        types.UID
 	generation int64
 	active     bool
+	inputs     renderInputs
+}
+
+// renderInputs are the values target.Render takes from the switch outside
+// its spec and UID, exactly: its name (the ownerReference's) and its
+// namespace (the target's, when spec.target names none). Nothing else of
+// the switch's metadata reaches the body: its labels, annotations,
+// finalizers, ownerReferences and resourceVersion change without moving
+// the generation, and leave a kept body valid
+// (TestKeptBodiesFollowEveryRenderInput edits each field of the
+// metadata in turn). What else the body holds is fixed for the manager's
+// life: the API's group and version and the switch kind in the
+// ownerReference (the record belongs to one kind's engine), and the
+// managed-by label. The field owner is not in the body: it is a parameter
+// of the apply.
+type renderInputs struct {
+	namespace, name string
+}
+
+// renderedFromSwitch is what the switch renders the body of a mode from
+// now.
+func renderedFromSwitch(sw target.Switch, active bool) renderedFrom {
+	return renderedFrom{uid: sw.GetUID(), generation: sw.GetGeneration(), active: active,
+		inputs: renderInputs{namespace: sw.GetNamespace(), name: sw.GetName()}}
 }
 
 func newAppliedTargets() *appliedTargets {
@@ -95,14 +131,19 @@ func (a *appliedTargets) holds(key types.NamespacedName, resourceVersion string,
 }
 
 // modeAt is the mode of the last apply to the target of the switch at key
-// when the target is still at resourceVersion and the switch's templates
-// are still those of uid at generation: the target is then exactly that
-// apply's body, so its shape is that mode's template, as target.ModeOf
-// would find by rendering both templates and comparing them with it (the
-// most expensive part of a flip's reconcile). nil otherwise.
-func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string, uid types.UID, generation int64) *bool {
+// when the target is still at resourceVersion and that apply was rendered
+// from what the switch renders from now (rendered; its mode aside): the
+// target is then exactly that apply's body, so its shape is that mode's
+// template, as target.ModeOf would find by rendering both templates and
+// comparing them with it (the most expensive part of a flip's reconcile).
+// nil otherwise.
+func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string, rendered renderedFrom) *bool {
 	last, ok := a.last(key, resourceVersion)
-	if !ok || last.uid != uid || last.generation != generation {
+	if !ok {
+		return nil
+	}
+	rendered.active = last.active
+	if last != rendered {
 		return nil
 	}
 	return &last.active
@@ -119,11 +160,22 @@ func (a *appliedTargets) forget(key types.NamespacedName) {
 
 // keep keeps body, rendered from rendered and applied to the target whose
 // UID is targetUID, as the switch at key's body for its mode, in place of
-// the one before.
+// the one before. A body larger than maxKeptBodyBytes is not kept: the
+// mode's next apply renders afresh.
 func (a *appliedTargets) keep(key types.NamespacedName, rendered renderedFrom, targetUID types.UID, body []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	kept := a.bodies[key]
+	if len(body) > maxKeptBodyBytes {
+		if kept != nil {
+			// The body kept before is of another generation or target.
+			kept[modeIndex(rendered.active)] = keptBody{}
+			if kept[0].body == nil && kept[1].body == nil {
+				delete(a.bodies, key)
+			}
+		}
+		return
+	}
 	if kept == nil {
 		kept = &[2]keptBody{}
 		a.bodies[key] = kept
@@ -131,8 +183,9 @@ func (a *appliedTargets) keep(key types.NamespacedName, rendered renderedFrom, t
 	kept[modeIndex(rendered.active)] = keptBody{rendered: rendered, targetUID: targetUID, body: body}
 }
 
-// body is the kept body of the switch at key rendered from rendered for
-// the target whose UID is targetUID, or nil.
+// body is the kept body of the switch at key rendered from rendered (all
+// of it: UID, generation, mode and the other inputs) for the target whose
+// UID is targetUID, or nil.
 func (a *appliedTargets) body(key types.NamespacedName, rendered renderedFrom, targetUID types.UID) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()

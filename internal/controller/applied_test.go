@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
@@ -17,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 func TestAppliedTargets(t *testing.T) {
@@ -59,16 +64,18 @@ func TestAppliedTargets(t *testing.T) {
 		rv         string
 		uid        types.UID
 		generation int64
+		inputs     renderInputs
 		want       *bool
 	}{
-		{"the target as our passive apply left it, same templates", web, "10", "uid-web", 3, ptr.To(false)},
-		{"written since: its shape decides", web, "11", "uid-web", 3, nil},
-		{"templates edited since: its shape decides", web, "10", "uid-web", 4, nil},
-		{"a switch of the same name created again", web, "10", "uid-web-2", 3, nil},
-		{"a switch never applied", api, "10", "uid-web", 3, nil},
-		{"no version to compare", web, "", "uid-web", 3, nil},
+		{"the target as our passive apply left it, same templates", web, "10", "uid-web", 3, renderInputs{}, ptr.To(false)},
+		{"written since: its shape decides", web, "11", "uid-web", 3, renderInputs{}, nil},
+		{"templates edited since: its shape decides", web, "10", "uid-web", 4, renderInputs{}, nil},
+		{"a switch of the same name created again", web, "10", "uid-web-2", 3, renderInputs{}, nil},
+		{"rendered from other inputs", web, "10", "uid-web", 3, renderInputs{namespace: "shop", name: "other"}, nil},
+		{"a switch never applied", api, "10", "uid-web", 3, renderInputs{}, nil},
+		{"no version to compare", web, "", "uid-web", 3, renderInputs{}, nil},
 	} {
-		if diff := cmp.Diff(tc.want, a.modeAt(tc.key, tc.rv, tc.uid, tc.generation)); diff != "" {
+		if diff := cmp.Diff(tc.want, a.modeAt(tc.key, tc.rv, renderedFrom{uid: tc.uid, generation: tc.generation, inputs: tc.inputs})); diff != "" {
 			t.Errorf("%s: modeAt (-want +got):\n%s", tc.name, diff)
 		}
 	}
@@ -77,7 +84,7 @@ func TestAppliedTargets(t *testing.T) {
 	if a.holds(web, "10", passive) || !a.holds(web, "12", active) {
 		t.Error("a later apply did not replace the record")
 	}
-	if diff := cmp.Diff(ptr.To(true), a.modeAt(web, "12", "uid-web", 3)); diff != "" {
+	if diff := cmp.Diff(ptr.To(true), a.modeAt(web, "12", passive)); diff != "" {
 		t.Errorf("modeAt after the active apply (-want +got):\n%s", diff)
 	}
 	a.forget(web)
@@ -112,6 +119,7 @@ func TestAppliedTargetsKeptBodies(t *testing.T) {
 		{"templates edited since", web, renderedFrom{uid: "uid-web", generation: 4, active: true}, "uid-ing", ""},
 		{"a switch of the same name created again", web, renderedFrom{uid: "uid-web-2", generation: 3, active: true}, "uid-ing", ""},
 		{"a target of the same name created again", web, active, "uid-ing-2", ""},
+		{"rendered from other inputs", web, renderedFrom{uid: "uid-web", generation: 3, active: true, inputs: renderInputs{namespace: "shop", name: "other"}}, "uid-ing", ""},
 		{"no target UID to compare", web, active, "", ""},
 		{"a switch never applied", api, active, "uid-ing", ""},
 		{"kept and asked for without a target UID", blog, active, "", ""},
@@ -129,10 +137,154 @@ func TestAppliedTargetsKeptBodies(t *testing.T) {
 	if got := string(a.body(web, passive, "uid-ing")); got != "passive body" {
 		t.Errorf("keeping the active body replaced the passive one: %q", got)
 	}
+
+	// A body over the cap is not kept, and the one it replaces goes too;
+	// one of exactly the cap is kept.
+	editedPassive := renderedFrom{uid: "uid-web", generation: 4, active: false}
+	a.keep(web, editedPassive, "uid-ing", bytes.Repeat([]byte("x"), maxKeptBodyBytes+1))
+	if got := a.body(web, editedPassive, "uid-ing"); got != nil {
+		t.Errorf("a body of %d bytes is kept, over the cap of %d", len(got), maxKeptBodyBytes)
+	}
+	if got := a.body(web, passive, "uid-ing"); got != nil {
+		t.Errorf("the passive body of the generation before is still kept: %q", got)
+	}
+	a.keep(web, editedPassive, "uid-ing", bytes.Repeat([]byte("x"), maxKeptBodyBytes))
+	if got := a.body(web, editedPassive, "uid-ing"); len(got) != maxKeptBodyBytes {
+		t.Errorf("a body of exactly the cap is not kept (got %d bytes)", len(got))
+	}
+	a.keep(blog, active, "uid-ing", bytes.Repeat([]byte("x"), maxKeptBodyBytes+1))
+	if _, ok := a.bodies[blog]; ok {
+		t.Error("a switch whose only body went over the cap still has an entry")
+	}
+
 	a.forget(web)
 	if got := a.body(web, edited, "uid-ing"); got != nil {
 		t.Errorf("a forgotten switch still has a body: %q", got)
 	}
+}
+
+// TestKeptBodiesFollowEveryRenderInput edits each field of a switch's
+// metadata in turn (every field of its TypeMeta and ObjectMeta, found by
+// reflection, so that a field Kubernetes adds is edited too), none of
+// which moves the generation, and checks that a body kept for the switch
+// before the edit is handed out after it only when it is what a fresh
+// render gives: either the edit does not reach the target, or what the
+// body is matched against (renderedFrom) tells the switch apart. An edit
+// that does not reach the target (labels, annotations, finalizers...)
+// leaves the kept body in use.
+func TestKeptBodiesFollowEveryRenderInput(t *testing.T) {
+	ingress := builders.DynamicIngress("shop", "storefront").State("flag").ExpectCode("200").
+		Passive(builders.IngressTo("storefront.example.com", "web").Annotation("team", "payments")).
+		Active(builders.IngressTo("storefront.example.com", "sorry")).Obj()
+	route := builders.DynamicHTTPRoute("shop", "storefront").State("flag").ExpectCode("200").
+		Passive(builders.RouteTo("storefront.example.com", "web")).
+		Active(builders.RouteTo("storefront.example.com", "sorry")).Obj()
+	const targetUID = "uid-target"
+	for _, k := range []struct {
+		kind target.Kind
+		sw   target.Switch
+	}{{target.Ingress{}, ingress}, {target.HTTPRoute{}, route}} {
+		sw := k.sw
+		sw.SetUID("uid-switch")
+		sw.SetGeneration(3)
+		sw.SetResourceVersion("41")
+		sw.SetLabels(map[string]string{"app": "storefront"})
+		sw.SetAnnotations(map[string]string{"owner": "shop-team"})
+		key := client.ObjectKeyFromObject(sw)
+		for _, part := range []string{"TypeMeta", "ObjectMeta"} {
+			fields := reflect.ValueOf(sw).Elem().FieldByName(part).Type()
+			for i := range fields.NumField() {
+				field := part + "." + fields.Field(i).Name
+				edited := sw.DeepCopyObject().(target.Switch)
+				if !editValue(reflect.ValueOf(edited).Elem().FieldByName(part).Field(i)) || equality.Semantic.DeepEqual(sw, edited) {
+					t.Fatalf("%s: the test cannot edit %s (%s): teach editValue its type", k.kind.SwitchKind(), field, fields.Field(i).Type)
+				}
+				for _, active := range []bool{false, true} {
+					before := renderedBody(t, k.kind, sw, active, targetUID)
+					after := renderedBody(t, k.kind, edited, active, targetUID)
+					a := newAppliedTargets()
+					a.keep(key, renderedFromSwitch(sw, active), targetUID, before)
+					got := a.body(key, renderedFromSwitch(edited, active), targetUID)
+					switch {
+					case got != nil && !bytes.Equal(got, after):
+						t.Errorf("%s, %s mode, %s edited: the kept body is applied where a fresh render gives another:\nkept  %s\nfresh %s",
+							k.kind.SwitchKind(), decision.ModeName(active), field, got, after)
+					case got == nil && bytes.Equal(before, after) && field != "ObjectMeta.Generation":
+						// A new generation is a new spec, even one that
+						// renders the same: that edit may drop the body.
+						t.Errorf("%s, %s mode, %s edited: the edit does not reach the target, yet the kept body is dropped",
+							k.kind.SwitchKind(), decision.ModeName(active), field)
+					}
+				}
+			}
+		}
+	}
+}
+
+// renderedBody is the apply body of the switch's template of a mode for
+// the target whose UID is targetUID.
+func renderedBody(t *testing.T, kind target.Kind, sw target.Switch, active bool, targetUID types.UID) []byte {
+	t.Helper()
+	desired, err := target.Render(kind, sw, active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := applyBody(desired, targetUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// editValue changes v, a settable field, to another value of its type: a
+// string gets a suffix, a number goes up, a map and a slice get one more
+// element, a nil pointer points at a value, a time moves on. It reports
+// false when it knows no edit of v's type.
+func editValue(v reflect.Value) bool {
+	if t, ok := v.Interface().(metav1.Time); ok {
+		v.Set(reflect.ValueOf(metav1.NewTime(t.Add(time.Hour))))
+		return true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "-edited")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Uint8:
+		v.SetUint(v.Uint() + 1)
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		editValue(v.Elem())
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for _, k := range v.MapKeys() {
+			m.SetMapIndex(k, v.MapIndex(k))
+		}
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		editValue(k)
+		editValue(e)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Slice:
+		e := reflect.New(v.Type().Elem()).Elem()
+		editValue(e)
+		v.Set(reflect.Append(v, e))
+	case reflect.Struct:
+		edited := false
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && editValue(v.Field(i)) {
+				edited = true
+			}
+		}
+		return edited
+	default:
+		return false
+	}
+	return true
 }
 
 func TestApplyBody(t *testing.T) {

@@ -347,7 +347,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 
 	mode := decision.ModeName(active)
 	swKey := client.ObjectKeyFromObject(sw)
-	rendered := renderedFrom{uid: sw.GetUID(), generation: sw.GetGeneration(), active: active}
+	rendered := renderedFromSwitch(sw, active)
 	if existing != nil && r.applied.holds(swKey, existing.GetResourceVersion(), rendered) {
 		// The target is still as our last apply of this very body left
 		// it: the reconcile that writes the status after a flip knows it
@@ -357,9 +357,9 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	if existing != nil && !hasUpdateEntry(existing, v1beta1.FieldOwner) {
 		// A flip back: the target is as our last apply of the other mode
 		// left it, and the body of this mode we applied before is kept
-		// for these templates and this target. It is applied again
-		// without rendering.
-		if from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetUID(), sw.GetGeneration()); from != nil {
+		// for what the switch renders from now and for this target. It is
+		// applied again without rendering.
+		if from := r.applied.modeAt(swKey, existing.GetResourceVersion(), rendered); from != nil {
 			if body := r.applied.body(swKey, rendered, existing.GetUID()); body != nil {
 				return r.applyTarget(ctx, swKey, key, existing, body, rendered, from)
 			}
@@ -408,7 +408,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	}
 	// A target still as our last apply of the other mode left it is out
 	// of date (a flip): no need to compare. Anything else is compared.
-	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), sw.GetUID(), sw.GetGeneration())
+	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), rendered)
 	if from == nil {
 		upToDate, err := target.UpToDate(r.Kind, existing, desired)
 		if err != nil {
