@@ -177,7 +177,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if lag := (*cacheLagError)(nil); errors.As(syncErr, &lag) {
 		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
 	}
-	if apierrors.IsConflict(syncErr) {
+	if preconditionFailed(syncErr) {
 		// The target changed since the cache showed it (a precondition
 		// failed): look again soon rather than report a failure.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
@@ -442,6 +442,38 @@ func (r *SwitchReconciler) applyTarget(ctx context.Context, swKey, key types.Nam
 	r.wroteTarget(key, rv)
 	ctrl.LoggerFrom(ctx).Info("Updated "+targetKind, "target", key, "mode", mode)
 	return writtenFrom(from)(synced("%s %s follows the %s template", targetKind, key, mode))
+}
+
+// preconditionFailed reports whether err is the API server refusing a
+// write to the target because the target is not the one the cache showed:
+// a conflict (its resourceVersion or UID moved, or it is gone), or
+// targetReplaced.
+func preconditionFailed(err error) bool {
+	return apierrors.IsConflict(err) || targetReplaced(err)
+}
+
+// targetReplaced reports whether err is the API server's answer to an
+// apply whose UID precondition names a target that was deleted and
+// created again under the same name since the cache showed it: not a
+// conflict but 422 Invalid, every cause "metadata.uid: field is
+// immutable". Whether the new object is ours to write is decided afresh
+// once the cache shows it: one the switch does not control is left alone
+// (TargetConflict).
+func targetReplaced(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	details := status.Status().Details
+	if details == nil || len(details.Causes) == 0 {
+		return false
+	}
+	for _, cause := range details.Causes {
+		if cause.Field != "metadata.uid" {
+			return false
+		}
+	}
+	return true
 }
 
 // applyBody encodes the rendered target for an apply, with uid as a
