@@ -77,7 +77,14 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 		return err
 	}
 	defer func() { _ = flags.Close() }()
-	say("Status API (plays a feature-flag service): %s", flags.URL)
+	// It wants the token that config/samples keeps in a Secret.
+	flags.RequireAuthorization("Bearer demo-token")
+	say("Status API (plays a feature-flag service; wants the token of config/samples' Secret): %s", flags.URL)
+	big, err := controlplane.StartStatusAPI("127.0.0.1:0", "/big", bigAnswer)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = big.Close() }()
 	prom, err := controlplane.StartPrometheus(promAddr, "0.004")
 	if err != nil {
 		return err
@@ -106,7 +113,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("logs: %s", logPath)
 
 	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig, PluginDir: pluginDir}}
-	if err := story(k, flags, prom); err != nil {
+	if err := story(k, flags, big, prom); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -146,8 +153,8 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometheus) error {
-	title("1. Apply the samples: three states, five DynamicIngresses and a DynamicHTTPRoute")
+func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus) error {
+	title("1. Apply the samples: a Secret, three states, five DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
 	}
@@ -163,6 +170,8 @@ func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometh
 	if err := k.show("get", "-n", namespace, "dynamic"); err != nil {
 		return err
 	}
+	say("The maintenance state sends the status API a bearer token that it reads from the Secret")
+	say("status-api-token when it probes: the token is never written in the state (CODE 200, not 401).")
 	say("No maintenance, the kill switch is off, the weekly window is closed: the storefront, the")
 	say("partner API and the checkout have their normal Ingresses; the maintenance ones do not exist.")
 	say("The storefront is also served through Gateway API: its HTTPRoute routes to the storefront.")
@@ -269,7 +278,11 @@ func story(k *kubectl, flags *controlplane.StatusAPI, prom *controlplane.Prometh
 		return err
 	}
 
-	title("8. A bad apply is rejected at once, with the field and the reason")
+	if err := tenantIsolation(k, big); err != nil {
+		return err
+	}
+
+	title("9. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
 	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
 }

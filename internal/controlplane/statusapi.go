@@ -20,6 +20,17 @@ type StatusAPI struct {
 	mu     sync.Mutex
 	code   int
 	body   string
+	// authorization, when set, is the Authorization header a request must
+	// carry; others get 401.
+	authorization string
+}
+
+// RequireAuthorization makes the endpoint answer 401 to a request whose
+// Authorization header is not value.
+func (s *StatusAPI) RequireAuthorization(value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.authorization = value
 }
 
 // StartStatusAPI serves path on addr ("127.0.0.1:0" picks a free port).
@@ -39,8 +50,11 @@ func StartStatusAPI(addr, path, body string) (*StatusAPI, error) {
 			s.Set(http.StatusOK, string(body))
 		}
 		s.mu.Lock()
-		code, body := s.code, s.body
+		code, body, authorization := s.code, s.body, s.authorization
 		s.mu.Unlock()
+		if authorization != "" && r.Header.Get("Authorization") != authorization {
+			code, body = http.StatusUnauthorized, `{"error": "a bearer token is required"}`
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, body)

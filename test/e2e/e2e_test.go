@@ -24,6 +24,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	ns := newNamespace(t, "samples")
 	out := kubectl(t, "", "apply", "-n", ns, "-k", "config/samples")
 	for _, want := range []string{
+		"secret/status-api-token created",
 		"dynamicingressstate.ingress.dynamicingress.io/killswitch created",
 		"dynamicingressstate.ingress.dynamicingress.io/maintenance created",
 		"dynamicingress.ingress.dynamicingress.io/storefront created",

@@ -71,6 +71,9 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = statusAPI.Close() }()
+	// config/samples' maintenance state sends the demo token from its
+	// Secret: a 200 in its status shows the token arrived.
+	statusAPI.RequireAuthorization("Bearer demo-token")
 	if err := startManager(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
