@@ -74,12 +74,12 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 			if got != tt.wantErr {
 				t.Errorf("error = %q, want %q", got, tt.wantErr)
 			}
-			max := uint64(limit)
+			bound := uint64(limit)
 			if tt.whole {
-				max = wholeLimit
+				bound = wholeLimit
 			}
-			if alloc > max && !raceEnabled {
-				t.Errorf("allocated %.1f MiB, want at most %d MiB", float64(alloc)/(1<<20), max>>20)
+			if alloc > bound && !raceEnabled {
+				t.Errorf("allocated %.1f MiB, want at most %d MiB", float64(alloc)/(1<<20), bound>>20)
 			}
 			t.Logf("%d chars over %d bytes: allocated %.1f MiB", len(tt.expr), len(tt.body), float64(alloc)/(1<<20))
 		})
