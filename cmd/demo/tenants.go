@@ -39,7 +39,7 @@ func tenantIsolation(k *kubectl, big *controlplane.StatusAPI) error {
 	if err := k.waitQuiet("--for=condition=Ready=False", "dis/runaway"); err != nil {
 		return err
 	}
-	if err := k.showContaining([]string{"bodyExpression failed: the result is too large: it is longer than 1048576 bytes"},
+	if err := k.showContaining([]string{"bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"},
 		"get", "-n", namespace, "dis", "runaway", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}{"\n"}`); err != nil {
 		return err
 	}

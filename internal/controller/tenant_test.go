@@ -86,7 +86,7 @@ func TestAmplifyingBodyExpressionStopsOnlyItsState(t *testing.T) {
 	eventually(t, backendOf(t, quiet, "shop")).Should(Equal("shop"))
 
 	want := map[string]string{
-		"nest-3": "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes",
+		"nest-3": "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values",
 		"nest-4": "GET " + srv.URL + ": bodyExpression failed: operation cancelled: actual cost limit exceeded",
 		"nest-5": "GET " + srv.URL + ": bodyExpression failed: operation cancelled: actual cost limit exceeded",
 	}

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/cel-go/common/types"
 )
 
 // nest is levels of map over a literal list of ten around inner: each level
@@ -40,8 +42,12 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 	numbers := "[" + strings.Repeat("0,", MaxResultBytes/2-2) + "0]"
 	oneString := `{"a":"` + strings.Repeat("x", MaxResultBytes-16) + `"}`
 	small := strings.Repeat("x", 10<<10)
+	// As many empty objects as response.json decodes, padded to 1 MiB:
+	// each costs CEL an allocation to read and only three bytes to write.
+	emptyObjects := "[" + strings.Repeat("{},", 32766) + "{}]"
+	emptyObjects += strings.Repeat(" ", MaxResultBytes-1-len(emptyObjects))
 	const (
-		tooLarge  = "bodyExpression failed: the result is too large: it is longer than 1048576 bytes"
+		tooLarge  = "bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"
 		tooCostly = "bodyExpression failed: operation cancelled: actual cost limit exceeded"
 		tooMany   = "bodyExpression failed: the body holds more than 65536 JSON values, the most response.json decodes"
 	)
@@ -56,6 +62,8 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 		{"a nest over response.json of a 1 MiB string", nest(3, "response.json"), oneString, tooLarge, false},
 		{"a nest over response.json of many numbers", nest(2, "response.json"), numbers, tooMany, false},
 		{"response.json of many numbers", "response.json", numbers, tooMany, false},
+		{"a nest over 32 767 empty objects", nest(3, "response.json"), emptyObjects, tooLarge, false},
+		{"32 767 empty objects read whole", "response.json", emptyObjects, tooLarge, false},
 		{"the 5-level nest of a literal", nest(5, "1"), text, tooCostly, false},
 		{"concatenated bodies", "response.body + response.body + response.body + response.body", text, tooCostly, false},
 		{"a 1 MiB string read whole", "response.json", oneString, "", true},
@@ -127,6 +135,20 @@ func TestResultTextBudget(t *testing.T) {
 				t.Errorf("error = %v, want %v", err, errResultTooLarge)
 			}
 		})
+	}
+}
+
+// TestResultValueBudget: a list of MaxResultValues nulls is 80 KiB of
+// text, well within the byte budget, and one value more than the values
+// budget, which counts the list itself.
+func TestResultValueBudget(t *testing.T) {
+	nulls := types.DefaultTypeAdapter.NativeToValue(make([]any, MaxResultValues))
+	if _, err := resultText(nulls, MaxResultBytes); err != errResultTooLarge {
+		t.Errorf("%d nulls: error %v, want %v", MaxResultValues, err, errResultTooLarge)
+	}
+	fewer := types.DefaultTypeAdapter.NativeToValue(make([]any, MaxResultValues-1))
+	if got, err := resultText(fewer, MaxResultBytes); err != nil || len(got) != 5*(MaxResultValues-1)+1 {
+		t.Errorf("%d nulls: %d bytes, %v; want all of them", MaxResultValues-1, len(got), err)
 	}
 }
 

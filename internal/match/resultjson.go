@@ -20,8 +20,16 @@ import (
 // this (docs/behaviour.md, "What a probe records").
 const MaxResultBytes = 1 << 20
 
+// MaxResultValues is the most values (objects, arrays, strings, numbers,
+// booleans and nulls) a body expression's result may hold. Reading a value
+// out of CEL allocates a hundred bytes or more whatever its JSON text, and
+// an empty object is three bytes of it, so the byte budget alone would let
+// a result of a million empty objects allocate a hundred MiB. A state's
+// body holds at most 64 KiB, far fewer values than this.
+const MaxResultValues = 1 << 14
+
 // errResultTooLarge stops the writing of a result past its budget.
-var errResultTooLarge = fmt.Errorf("the result is too large: it is longer than %d bytes", MaxResultBytes)
+var errResultTooLarge = fmt.Errorf("the result is too large: it is longer than %d bytes or holds more than %d values", MaxResultBytes, MaxResultValues)
 
 // resultText is what a body expression's result records: a string as it
 // is, any other value as its JSON text, within limit bytes.
@@ -30,8 +38,9 @@ var errResultTooLarge = fmt.Errorf("the result is too large: it is longer than %
 // string costs an expression almost nothing, and its JSON text is 10 GB.
 // So the text is written under a byte budget that every element is
 // checked against before it is written, and the first element that does
-// not fit stops the writing: memory stays within about limit whatever
-// the value.
+// not fit stops the writing; so is the number of values read, each of
+// which allocates. Memory stays within a few times limit whatever the
+// value.
 func resultText(v ref.Val, limit int) (string, error) {
 	if s, ok := v.(types.String); ok {
 		if len(s) > limit {
@@ -39,7 +48,7 @@ func resultText(v ref.Val, limit int) (string, error) {
 		}
 		return string(s), nil
 	}
-	w := budgetWriter{limit: limit}
+	w := budgetWriter{limit: limit, values: MaxResultValues}
 	if err := w.value(v); err != nil {
 		return "", err
 	}
@@ -52,6 +61,8 @@ func resultText(v ref.Val, limit int) (string, error) {
 type budgetWriter struct {
 	buf   bytes.Buffer
 	limit int
+	// values is how many more values may be read.
+	values int
 }
 
 // fits says whether n more bytes stay within the budget.
@@ -70,6 +81,10 @@ func (w *budgetWriter) write(b []byte) error {
 
 // value writes one CEL value as JSON.
 func (w *budgetWriter) value(v ref.Val) error {
+	if w.values <= 0 {
+		return errResultTooLarge
+	}
+	w.values--
 	switch v := v.(type) {
 	case types.String:
 		return w.str(string(v))
@@ -133,7 +148,7 @@ func plainString(s string) bool {
 // first element is read.
 func (w *budgetWriter) list(l traits.Lister) error {
 	n := sizeOf(l.Size())
-	if !w.fits(1 + 2*n) {
+	if !w.fits(1+2*n) || n > w.values {
 		return errResultTooLarge
 	}
 	w.buf.WriteByte('[')
@@ -155,8 +170,11 @@ func (w *budgetWriter) list(l traits.Lister) error {
 // are gathered.
 func (w *budgetWriter) object(m traits.Mapper) error {
 	n := sizeOf(m.Size())
-	if !w.fits(1 + 5*n) {
+	if !w.fits(1+5*n) || n > w.values {
 		return errResultTooLarge
+	}
+	if n == 0 {
+		return w.write([]byte("{}"))
 	}
 	keys := make([]string, 0, n)
 	for it := m.Iterator(); it.HasNext() == types.True; {

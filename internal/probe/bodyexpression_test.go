@@ -105,7 +105,7 @@ func TestAmplifyingBodyExpression(t *testing.T) {
 	const digits = "[0,1,2,3,4,5,6,7,8,9]"
 	expr := digits + ".map(a, " + digits + ".map(b, " + digits + ".map(c, response.body)))"
 	e := probeError(t, NewProber(Guard{}, 10240), Request{Method: "GET", URL: srv.URL, BodyExpression: expr})
-	want := "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes"
+	want := "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"
 	if e.Reason != ReasonExpression || e.Message != want {
 		t.Errorf("got %q (%s), want %q (expression)", e.Message, e.Reason, want)
 	}
