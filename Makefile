@@ -79,12 +79,14 @@ INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/confi
 E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
 
 .PHONY: test
-test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), and the small bench run.
+test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
 	@if go list -deps ./cmd/... | grep -qE '^(testing|github.com/onsi/gomega)$$'; then echo "a binary under cmd/ links testing or gomega: keep test helpers in test/"; exit 1; fi
 	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
 	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
+	@# The cache guard again under the race detector (make test-race).
+	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/
 	@# Every measure of make bench at N=50 (structure, not speed: no figure is a pass mark).
 	BENCH=small BENCH_MANAGER=$(LOCALBIN)/manager BENCH_COMMAND='make test' \
 	  go test $(GO_TEST_FLAGS) -timeout 10m -run '^TestBenchSmall$$' ./test/bench/ > $(LOCALBIN)/bench-small.log 2>&1 || { cat $(LOCALBIN)/bench-small.log; exit 1; }

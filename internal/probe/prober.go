@@ -162,10 +162,28 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 	}
 }
 
+// ExpressionBytesPerSecond is how much answer, on average, one state's
+// body expression may read per second: after a probe whose expression read
+// n bytes, the state's next probe waits at least n / ExpressionBytesPerSecond
+// (the Scheduler skips ticks of its interval until then). A 10 KiB answer
+// is probed at every tick of a 1s interval; a 1 MiB one every 16s. It
+// bounds the CPU a state can take from the others whatever its interval:
+// decoding a megabyte of JSON takes milliseconds, and a hundred such states
+// at 1s would take more than a core (docs/behaviour.md, "What a probe
+// records").
+const ExpressionBytesPerSecond = 64 << 10
+
 // Probe sends one request and returns the response, whatever its status.
 // Every failure is an *Error. The timeout covers the whole probe, body
 // included.
 func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
+	resp, _, err := p.probe(ctx, r)
+	return resp, err
+}
+
+// probe is Probe, and how many bytes of the answer a body expression read
+// (0 without one).
+func (p *Prober) probe(ctx context.Context, r Request) (Response, int64, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -174,18 +192,18 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	f := newFailure(r)
 	r, serr := p.withSecretValues(ctx, r, f)
 	if serr != nil {
-		return Response{}, serr
+		return Response{}, 0, serr
 	}
 	f = newFailure(r) // it hides the values read too
 	var t trace
 	req, ferr := p.newRequest(httptrace.WithClientTrace(ctx, t.clientTrace()), r, f)
 	if ferr != nil {
-		return Response{}, ferr
+		return Response{}, 0, ferr
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		t.dropOnTimeout(ctx)
-		return Response{}, f.classify(ctx, t.state(), err, beforeResponse)
+		return Response{}, 0, f.classify(ctx, t.state(), err, beforeResponse)
 	}
 	defer func() { _ = resp.Body.Close() }()
 
@@ -197,21 +215,22 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		t.dropOnTimeout(ctx)
-		return Response{}, f.classify(ctx, t.state(), err, readingBody)
+		return Response{}, 0, f.classify(ctx, t.state(), err, readingBody)
 	}
 	code := strconv.Itoa(resp.StatusCode)
 	if r.BodyExpression != "" {
 		select {
 		case p.evaluations <- struct{}{}:
 		case <-ctx.Done():
-			return Response{}, f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
+			return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
 		}
 		defer func() { <-p.evaluations }()
-		return p.recordBody(r.BodyExpression, code, raw, limit, f)
+		resp, err := p.recordBody(r.BodyExpression, code, raw, limit, f)
+		return resp, int64(len(raw)), err
 	}
 	out := Response{StatusCode: code}
 	out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
-	return out, nil
+	return out, 0, nil
 }
 
 // recordBody reduces a response to what its body expression yields, kept

@@ -60,6 +60,8 @@ type Scheduler struct {
 	Observe func(key string, took time.Duration, reason FailureReason)
 	// jitter returns the delay before the first probe of a state.
 	jitter func(interval time.Duration) time.Duration
+	// spread returns the random part added to a paced state's pause.
+	spread func(pause time.Duration) time.Duration
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -91,6 +93,7 @@ func NewScheduler(prober *Prober, clk clock.WithTicker, notify func(key string))
 		clock:   clk,
 		notify:  notify,
 		jitter:  startJitter,
+		spread:  paceSpread,
 		workers: map[string]*worker{},
 	}
 }
@@ -102,6 +105,16 @@ func startJitter(interval time.Duration) time.Duration {
 		return time.Duration(rand.Int64N(int64(bound)))
 	}
 	return 0
+}
+
+// paceSpread draws the random part of a paced state's pause, in
+// [0, pause/2]: states that start together and read answers of the same
+// size would otherwise stay in step, a burst of probes every pause.
+func paceSpread(pause time.Duration) time.Duration {
+	if pause <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(pause/2) + 1))
 }
 
 // Start runs the workers until ctx ends. It implements manager.Runnable.
@@ -208,7 +221,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	t := tally{current: w.current}
 	for {
 		began := s.clock.Now()
-		resp, err := s.prober.Probe(ctx, w.spec.Request)
+		resp, read, err := s.prober.probe(ctx, w.spec.Request)
 		if ctx.Err() != nil {
 			return
 		}
@@ -225,10 +238,23 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		if changed {
 			s.notify(key)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C():
+		// A body expression that read a large answer waits for more ticks
+		// than one, so that the state reads at most ExpressionBytesPerSecond
+		// on average (Prober.probe); a random part keeps paced states
+		// from probing in step.
+		pause := time.Duration(read) * time.Second / ExpressionBytesPerSecond
+		if pause > w.spec.Interval {
+			pause += s.spread(pause)
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C():
+			}
+			if s.clock.Since(began) >= pause {
+				break
+			}
 		}
 	}
 }

@@ -164,6 +164,24 @@ func TestSchedulerStartsWorkersRegisteredBeforeStart(t *testing.T) {
 	waitFor(t, s, notified, "ns/early", func(o Observation) bool { return o.Response.StatusCode == "200" })
 }
 
+func TestPaceSpread(t *testing.T) {
+	const pause = 16 * time.Second
+	seen := map[bool]bool{}
+	for range 200 {
+		d := paceSpread(pause)
+		if d < 0 || d > pause/2 {
+			t.Fatalf("paceSpread(%s) = %s, want within [0, %s]", pause, d, pause/2)
+		}
+		seen[d < pause/4] = true
+	}
+	if !seen[true] || !seen[false] {
+		t.Errorf("paceSpread(%s) never fell in one half of its range in 200 draws", pause)
+	}
+	if d := paceSpread(0); d != 0 {
+		t.Errorf("paceSpread(0) = %s, want 0", d)
+	}
+}
+
 func TestStartJitter(t *testing.T) {
 	tests := []struct {
 		interval, bound time.Duration
@@ -520,4 +538,41 @@ func TestSchedulerSuccessThreshold(t *testing.T) {
 	}
 	probeOnce(502) // the third 502 in a row
 	recorded(Observation{Probed: true, Response: Response{StatusCode: "502", Body: "code 502"}})
+}
+
+// TestSchedulerPacesLargeAnswers: a state whose body expression reads a
+// 256 KiB answer is probed every 4s although its interval is 1s, so that
+// it reads ExpressionBytesPerSecond on average; the same answer without a
+// body expression (only the first bytes of it are read) is probed at every
+// tick.
+func TestSchedulerPacesLargeAnswers(t *testing.T) {
+	var withExpr, without atomic.Int32
+	body := strings.Repeat("x", 4*ExpressionBytesPerSecond)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/expr" {
+			withExpr.Add(1)
+		} else {
+			without.Add(1)
+		}
+		_, _ = fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	s, fc, _ := startFakeScheduler(t, func(time.Duration) time.Duration { return 0 })
+	s.spread = func(time.Duration) time.Duration { return 0 }
+	s.Ensure("ns/expr", Spec{Request: Request{Method: "GET", URL: srv.URL + "/expr", Timeout: time.Second, BodyExpression: "size(response.body)"},
+		Interval: time.Second, FailureThreshold: 1}, Response{})
+	s.Ensure("ns/plain", Spec{Request: Request{Method: "GET", URL: srv.URL + "/plain", Timeout: time.Second}, Interval: time.Second, FailureThreshold: 1}, Response{})
+	for range 9 {
+		waitWaiters(t, fc, 2)
+		fc.Step(time.Second)
+		time.Sleep(30 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	// Ticks at 0s to 9s: the paced state at 0s, 4s and 8s.
+	if got, want := withExpr.Load(), int32(3); got != want {
+		t.Errorf("probes of the state reading 256 KiB with its expression: %d in 9s, want %d", got, want)
+	}
+	if got := without.Load(); got < 9 {
+		t.Errorf("probes of the state without an expression: %d in 9s, want at least 9", got)
+	}
 }

@@ -37,10 +37,16 @@ const (
 	noiseFlipNS = "noise-flip"
 	// noiseWho names the operator's flips while the noise runs.
 	noiseWho = "operator, with the tenant noise"
+	// noisePace is how long the manager pauses a noisy state after it read
+	// a 1 MiB answer through its expression (probe.ExpressionBytesPerSecond),
+	// before the random part of up to half as much again: the states are
+	// probed about every 16-24s, not every second.
+	noisePace = time.Duration(probe.MaxExpressionInput) * time.Second / probe.ExpressionBytesPerSecond
 	// noiseWarm is how long the noise runs, once every noisy state has
-	// probed, before the first flip: the manager's heap grows to what the
-	// noise needs in the first rounds of probes.
-	noiseWarm = 3 * probeInterval
+	// probed, before the first flip: past one paced cycle of every state,
+	// so that the flips meet the noise as it runs for good (spread over
+	// the cycle), not the quiet after every state's first probe.
+	noiseWarm = noisePace*3/2 + 2*probeInterval
 	// noiseTimeout is the noisy states' probe timeout.
 	noiseTimeout = time.Second
 	// noiseRSSBar is the fraction of the memory limit the peak must stay
@@ -522,11 +528,13 @@ func (r *noiseResult) markdown() string {
 		if i < len(r.noisy) {
 			n := r.noisy[i]
 			pt.add(fmt.Sprint(i+1), "with the noise", round(n.elapsed), mib(n.peakRSS), ratio(float64(n.peakRSS), float64(r.limit)), fmt.Sprintf("%.2f", n.cores),
-				round(n.probedAfter), fmt.Sprintf("%.0f of %d scheduled", n.answered, r.states), fmt.Sprintf("%.1f (%s)", n.writes, n.writeSummary), noiseConditionSummary(n.conditions))
+				round(n.probedAfter), fmt.Sprintf("%.1f (%d states at %s)", n.answered, r.states, probeInterval), fmt.Sprintf("%.1f (%s)", n.writes, n.writeSummary), noiseConditionSummary(n.conditions))
 		}
 	}
 	w("%s", pt)
-	w("\nAnswers and writes per second are counted over the %s before the flips; the flips' own CPU is in the flip table.\n", noiseWarm)
+	w("\nAnswers and writes per second are counted over the %s before the flips; the flips' own CPU is in the flip table. ", noiseWarm)
+	w("The manager paces a state whose expression reads a large answer to %s of answer per second on average (docs/behaviour.md, \"What a probe records\"): after a 1 MiB answer the state waits %s and up to half as much again, so %d states configured at %s reach the server about %.1f times a second, not %d.\n",
+		"64 KiB", noisePace, r.states, probeInterval, float64(r.states)/(noisePace.Seconds()*1.25), r.states)
 	return sb.String()
 }
 
