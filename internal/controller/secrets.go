@@ -16,62 +16,71 @@ import (
 )
 
 const (
-	// defaultSecretValueTTL is how long a header value read from a Secret
-	// is reused: a rotated Secret is used within max(interval, 30s), and
-	// a state probed every second reads its Secret twice a minute, not
-	// sixty times.
-	defaultSecretValueTTL = 30 * time.Second
+	// defaultRotationWindow is how soon a rotated Secret's value is used,
+	// for a state probed at least that often: a value read less than
+	// window − interval ago is reused, so the first probe after the window
+	// reads the Secret again; a state probed less often reads it at every
+	// probe, and so uses a rotated value at its next one. A state probed
+	// every second reads its Secret twice a minute, not sixty times.
+	defaultRotationWindow = 30 * time.Second
 	// maxCachedSecretValues bounds the cache: each entry is one header
 	// value of at most probe.MaxSecretValueBytes.
 	maxCachedSecretValues = 4096
 )
 
 // secretReader reads the header values of probes from Secrets with a
-// direct GET, and keeps each value (or its absence) for ttl. It
-// holds no informer: the manager never lists or watches the cluster's
-// Secrets, and keeps only the values of the keys that probes name
+// direct GET, and keeps each value (or its absence) for reuse within the
+// rotation window. It holds no informer: the manager never lists or
+// watches the cluster's Secrets, and keeps only the values of the keys
+// that probes name, each at most probe.MaxSecretValueBytes
 // (docs/security.md, "Probe headers from Secrets").
 type secretReader struct {
 	reader client.Reader
 	values *cache.LRUExpireCache
-	ttl    time.Duration
+	window time.Duration
+	now    func() time.Time
 }
 
-// newSecretReader reads Secrets through reader, keeping values for ttl
-// (defaultSecretValueTTL when 0).
-func newSecretReader(reader client.Reader, ttl time.Duration) *secretReader {
-	if ttl <= 0 {
-		ttl = defaultSecretValueTTL
+// newSecretReader reads Secrets through reader, with a rotation window of
+// window (defaultRotationWindow when 0).
+func newSecretReader(reader client.Reader, window time.Duration) *secretReader {
+	if window <= 0 {
+		window = defaultRotationWindow
 	}
-	return &secretReader{reader: reader, values: cache.NewLRUExpireCache(maxCachedSecretValues), ttl: ttl}
+	return &secretReader{reader: reader, values: cache.NewLRUExpireCache(maxCachedSecretValues), window: window, now: time.Now}
 }
 
 var _ probe.Secrets = (*secretReader)(nil)
 
-// secretLookup is a cached answer: a value, or why there is none.
+// secretLookup is a cached answer: a value, or why there is none, and
+// when it was read.
 type secretLookup struct {
 	value string
 	err   error
+	read  time.Time
 }
 
-// errNoSecret and errNoKey are the answers worth keeping: the Secret is
-// missing until someone creates it, whatever the probe's interval.
+// errNoSecret, errNoKey and errTooLong are the answers worth keeping: they
+// last until someone edits the Secret.
 var (
 	errNoSecret = errors.New("the Secret does not exist")
 	errNoKey    = errors.New("the Secret has no such key")
+	errTooLong  = fmt.Errorf("the value is longer than %d bytes", probe.MaxSecretValueBytes)
 )
 
-// SecretValue returns the value of key, from the cache when it was read
-// less than its ttl ago. Errors name no value and read the same at
-// every attempt: a failing probe writes its status once.
-func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey) (string, error) {
+// SecretValue returns the value of key for a state probed every
+// interval: from the cache when it was read less than window − interval
+// ago. Errors name no value and read the same at every attempt: a failing
+// probe writes its status once.
+func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey, interval time.Duration) (string, error) {
 	if v, ok := s.values.Get(key); ok {
-		l := v.(secretLookup)
-		return l.value, l.err
+		if l := v.(secretLookup); s.now().Sub(l.read) < s.window-interval {
+			return l.value, l.err
+		}
 	}
 	l := s.read(ctx, key)
-	if l.err == nil || errors.Is(l.err, errNoSecret) || errors.Is(l.err, errNoKey) {
-		s.values.Add(key, l, s.ttl)
+	if l.err == nil || errors.Is(l.err, errNoSecret) || errors.Is(l.err, errNoKey) || errors.Is(l.err, errTooLong) {
+		s.values.Add(key, l, s.window)
 	}
 	return l.value, l.err
 }
@@ -79,20 +88,28 @@ func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey) (st
 // read GETs the Secret and takes the one key out of it.
 func (s *secretReader) read(ctx context.Context, key probe.SecretKey) secretLookup {
 	secret := &corev1.Secret{}
+	l := secretLookup{read: s.now()}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		return secretLookup{err: errNoSecret}
+		l.err = errNoSecret
+		return l
 	case err != nil:
 		// The API server's message may name a user or change between
 		// attempts; its reason is one stable word.
-		return secretLookup{err: fmt.Errorf("the Secret could not be read (%s)", secretReadReason(err))}
+		l.err = fmt.Errorf("the Secret could not be read (%s)", secretReadReason(err))
+		return l
 	}
 	value, ok := secret.Data[key.Key]
-	if !ok {
-		return secretLookup{err: errNoKey}
+	switch {
+	case !ok:
+		l.err = errNoKey
+	case len(value) > probe.MaxSecretValueBytes:
+		l.err = errTooLong
+	default:
+		l.value = string(value)
 	}
-	return secretLookup{value: string(value)}
+	return l
 }
 
 // secretReadReason is the API server's reason for a failed read, or

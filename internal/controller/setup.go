@@ -42,9 +42,10 @@ type Options struct {
 	// Clock drives probes, schedules and timestamps; the real clock when
 	// nil.
 	Clock Clock
-	// SecretValueTTL is how long a probe header's value read from a
-	// Secret is reused; 30s when zero (docs/security.md).
-	SecretValueTTL time.Duration
+	// SecretRotationWindow is how soon a probe uses a rotated value of a
+	// header read from a Secret, for a state probed at least that often;
+	// 30s when zero (docs/security.md).
+	SecretRotationWindow time.Duration
 	// HTTPRoutes runs the DynamicHTTPRoute controller: set it when the
 	// cluster serves HTTPRoutes (ServesHTTPRoutes), and the cache with
 	// CacheOptions(true).
@@ -114,7 +115,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
 	states := NewDynamicIngressStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
-		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretValueTTL)))
+		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)))
 	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	if err := states.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)

@@ -76,7 +76,7 @@ func runSuite(m *testing.M) int {
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
 		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8, HTTPRoutes: true,
-		SecretValueTTL: secretValueTTL,
+		SecretRotationWindow: secretRotationWindow,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -141,9 +141,9 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// secretValueTTL is the suite manager's cache time of header values read
-// from Secrets: short, so that a rotation shows in seconds.
-const secretValueTTL = 2 * time.Second
+// secretRotationWindow is how soon the suite manager's probes use a
+// rotated Secret: short, so that a rotation shows in seconds.
+const secretRotationWindow = 3 * time.Second
 
 func newNamespace(t *testing.T) string { return suite.NewNamespace(t, k8s) }
 

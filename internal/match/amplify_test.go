@@ -1,6 +1,7 @@
 package match
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -44,12 +45,26 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 	small := strings.Repeat("x", 10<<10)
 	// As many empty objects as response.json decodes, padded to 1 MiB:
 	// each costs CEL an allocation to read and only three bytes to write.
-	emptyObjects := "[" + strings.Repeat("{},", 32766) + "{}]"
+	emptyObjects := "[" + strings.Repeat("{},", (MaxJSONValues-1)/2-1) + "{}]"
 	emptyObjects += strings.Repeat(" ", MaxResultBytes-1-len(emptyObjects))
+	// As many short strings, and as many keys, as response.json decodes:
+	// each loop step over them allocates in CEL.
+	shortStrings := "[" + strings.Repeat(`"a",`, MaxJSONValues-3) + `"a"]`
+	shortStrings += strings.Repeat(" ", MaxResultBytes-1-len(shortStrings))
+	var keys strings.Builder
+	keys.WriteString("{")
+	for i := range MaxJSONValues/2 - 1 {
+		if i > 0 {
+			keys.WriteString(",")
+		}
+		fmt.Fprintf(&keys, `"%d":0`, i)
+	}
+	keys.WriteString("}")
 	const (
-		tooLarge  = "bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"
-		tooCostly = "bodyExpression failed: operation cancelled: actual cost limit exceeded"
-		tooMany   = "bodyExpression failed: the body holds more than 65536 JSON values, the most response.json decodes"
+		tooLarge   = "bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"
+		tooCostly  = "bodyExpression failed: operation cancelled: actual cost limit exceeded"
+		tooMany    = "bodyExpression failed: the body holds more than 16384 JSON values, the most response.json decodes"
+		anyOutcome = "(any outcome)"
 	)
 	tests := []struct {
 		name, expr, body, wantErr string
@@ -62,8 +77,12 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 		{"a nest over response.json of a 1 MiB string", nest(3, "response.json"), oneString, tooLarge, false},
 		{"a nest over response.json of many numbers", nest(2, "response.json"), numbers, tooMany, false},
 		{"response.json of many numbers", "response.json", numbers, tooMany, false},
-		{"a nest over 32 767 empty objects", nest(3, "response.json"), emptyObjects, tooLarge, false},
-		{"32 767 empty objects read whole", "response.json", emptyObjects, tooLarge, false},
+		{"a nest over 8191 empty objects", nest(3, "response.json"), emptyObjects, tooLarge, false},
+		{"8191 empty objects read whole", "response.json", emptyObjects, "", false},
+		// Its time, past the budget or just under it, depends on the machine.
+		{"a loop over 16 382 short strings", `response.json.exists(x, x == "b") ? "b" : "none"`, shortStrings, anyOutcome, false},
+		{"the size of 16 382 short strings", `size(response.json)`, shortStrings, "", false},
+		{"a loop over 8191 keys", `response.json.exists(k, k == "b") ? "b" : "none"`, keys.String(), "", false},
 		{"the 5-level nest of a literal", nest(5, "1"), text, tooCostly, false},
 		{"concatenated bodies", "response.body + response.body + response.body + response.body", text, tooCostly, false},
 		{"a 1 MiB string read whole", "response.json", oneString, "", true},
@@ -79,7 +98,7 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 			if err != nil {
 				got = err.Error()
 			}
-			if got != tt.wantErr {
+			if got != tt.wantErr && tt.wantErr != anyOutcome {
 				t.Errorf("error = %q, want %q", got, tt.wantErr)
 			}
 			bound := uint64(limit)
@@ -193,5 +212,21 @@ func TestJSONValuesAtMost(t *testing.T) {
 		if got := jsonValuesAtMost(tt.text, tt.n); got != tt.want {
 			t.Errorf("jsonValuesAtMost(%s, %d) = %v, want %v", tt.text, tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestEvaluationErrorsAreBounded: CEL quotes a missing key whole, and a
+// key can be computed from the body; the error, the verdict cached for it
+// and the message a condition shows stay a few hundred bytes.
+func TestEvaluationErrorsAreBounded(t *testing.T) {
+	body := strings.Repeat("k", 60<<10)
+	const bound = maxErrorBytes + 64 // the error and its prefix
+	_, err := RecordedBody(`{"a":1}[response.body]`, Response{StatusCode: "200", Body: body})
+	if err == nil || len(err.Error()) > bound || !strings.HasPrefix(err.Error(), "bodyExpression failed: no such key: kkk") || !strings.HasSuffix(err.Error(), "… (cut)") {
+		t.Errorf("bodyExpression error of %d bytes: %.100q…, want at most %d ending in the mark of a cut", len(err.Error()), err, bound)
+	}
+	got := Evaluate(Expected{Expression: `{"a":1}[[response.body].map(x, x + x)[0]] == 1`}, Response{StatusCode: "200", Body: body})
+	if got.Outcome != NotMatched || len(got.Detail) > bound || !strings.HasPrefix(got.Detail, "expression failed: no such key: kkk") {
+		t.Errorf("expression verdict of %d bytes: %.100q…, want NotMatched within %d", len(got.Detail), got.Detail, bound)
 	}
 }

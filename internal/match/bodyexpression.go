@@ -1,6 +1,7 @@
 package match
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -28,7 +29,7 @@ const BodyRuntimeCostLimit = RuntimeCostLimit / 10
 // decoded value takes about a hundred bytes, so a 1 MiB array of small
 // numbers would take 55 MiB; this bounds the decoded body to a few MiB. A
 // larger body can still be read as response.body.
-const MaxJSONValues = 1 << 16
+const MaxJSONValues = 1 << 14
 
 // bodyPrograms caches compiled body expressions.
 var bodyPrograms = &programCache{entries: lru.New(maxCachedPrograms), output: func(*types.Type) error { return nil }, costLimit: BodyRuntimeCostLimit}
@@ -68,10 +69,14 @@ func RecordedBody(expr string, got Response) (string, error) {
 	}
 	var doc ref.Val = types.NullValue
 	if entry.readsJSON {
-		if !jsonValuesAtMost(got.Body, MaxJSONValues) {
+		switch {
+		case jsonValuesAtMost(got.Body, MaxJSONValues):
+			doc = parseBody(got.Body).celValue()
+		case json.Valid([]byte(got.Body)):
 			return "", fmt.Errorf("bodyExpression failed: the body holds more than %d JSON values, the most response.json decodes", MaxJSONValues)
 		}
-		doc = parseBody(got.Body).celValue()
+		// Otherwise the body is not JSON (a CSV full of commas, say):
+		// response.json is null, as for any body that is not JSON.
 	}
 	out, err := run(entry.prog, map[string]any{"response": map[string]any{
 		"code": code,

@@ -41,8 +41,9 @@ func TestRecordedBody(t *testing.T) {
 		{"a string of the body", `response.body.trim()`, "200", "", "", "bodyExpression is invalid: compilation failed: ERROR: <input>:1:19: undeclared reference to 'trim' (in container '')\n | response.body.trim()\n | ..................^"},
 		{"a duration has no JSON form", `duration("1s")`, "200", "", "", "bodyExpression failed: the result is of type google.protobuf.Duration, which has no JSON form; convert it with string()"},
 		{"bytes have no JSON form either", `b"abc"`, "200", "", "", "bodyExpression failed: the result is of type bytes, which has no JSON form; convert it with string()"},
-		{"the time budget holds", `response.json.all(x, x == 0) ? "all" : "some"`, "200", runawayBody, "",
-			"bodyExpression failed: evaluation exceeded its time budget of 100ms and was stopped"},
+		{"an answer of more JSON values than response.json decodes", `response.json.all(x, x == 0) ? "all" : "some"`, "200", runawayBody, "",
+			"bodyExpression failed: the body holds more than 16384 JSON values, the most response.json decodes"},
+		{"a text full of commas is no JSON: response.json is null", `response.json == null ? "text" : "json"`, "200", strings.Repeat("a,b:", 20000), "text", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

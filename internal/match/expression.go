@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
@@ -129,6 +131,12 @@ func Evaluations() uint64 {
 	return evaluations.Load()
 }
 
+// maxErrorBytes bounds the text of an evaluation error. CEL quotes what it
+// could not find ("no such key: <key>"), and a key may be computed from the
+// body: unbounded, it would fill the verdict cache and a condition message,
+// which the API server refuses past 32 KiB.
+const maxErrorBytes = 256
+
 // run evaluates prog within EvaluationBudget.
 func run(prog cel.Program, vars map[string]any) (ref.Val, error) {
 	evaluations.Add(1)
@@ -138,7 +146,24 @@ func run(prog cel.Program, vars map[string]any) (ref.Val, error) {
 	if err != nil && ctx.Err() != nil {
 		return nil, errBudgetExceeded
 	}
-	return out, err
+	if err != nil {
+		return out, boundedError(err)
+	}
+	return out, nil
+}
+
+// boundedError is err with its text cut to maxErrorBytes on a character
+// boundary, marked as cut.
+func boundedError(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorBytes {
+		return err
+	}
+	cut := maxErrorBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return errors.New(strings.ToValidUTF8(msg[:cut], "") + "… (cut)")
 }
 
 // verdicts holds the verdict of each expression on each response.

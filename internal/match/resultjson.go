@@ -165,7 +165,7 @@ func (w *budgetWriter) list(l traits.Lister) error {
 	return w.write([]byte{']'})
 }
 
-// object writes a JSON object, keys sorted. Each entry takes at least six
+// object writes a JSON object, keys sorted. Each entry takes at least five
 // bytes (`"":0,`), so an object that cannot fit is refused before its keys
 // are gathered.
 func (w *budgetWriter) object(m traits.Mapper) error {

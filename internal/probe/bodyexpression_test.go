@@ -136,3 +136,36 @@ func TestEvaluationsWaitForASlot(t *testing.T) {
 		t.Errorf("with a slot free: %+v, %v; want body 1", got, err)
 	}
 }
+
+// TestAnswersTakeMemoryFromABudget: with the answers' budget spent, a
+// probe with a body expression waits for room within its timeout and then
+// fails, reason timeout, without reading; once probes are done, the whole
+// budget is free again, whatever they read.
+func TestAnswersTakeMemoryFromABudget(t *testing.T) {
+	big := strings.Repeat(" ", 600<<10) + `{"v":1}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/chunked" {
+			w.(http.Flusher).Flush() // no Content-Length: the buffer grows
+		}
+		_, _ = fmt.Fprint(w, big)
+	}))
+	defer srv.Close()
+	p := NewProber(Guard{}, 10240)
+	if !p.answers.TryAcquire(MaxAnswerBytesHeld) {
+		t.Fatal("the budget is not free at start")
+	}
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v"})
+	want := fmt.Sprintf("GET %s: timed out waiting for memory to read the answer (the manager holds at most 32 MiB of answers for bodyExpressions at once)", srv.URL)
+	if e.Reason != ReasonTimeout || e.Message != want {
+		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, want)
+	}
+	p.answers.Release(MaxAnswerBytesHeld)
+	for _, path := range []string{"/", "/chunked"} {
+		if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + path, Timeout: time.Second, BodyExpression: "response.json.v"}); err != nil || got.Body != "1" {
+			t.Errorf("%s with room: %+v, %v; want body 1", path, got, err)
+		}
+	}
+	if !p.answers.TryAcquire(MaxAnswerBytesHeld) {
+		t.Error("the budget is not whole again after the probes")
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
@@ -38,11 +39,12 @@ type SecretKey struct {
 	Namespace, Name, Key string
 }
 
-// Secrets reads the values of Secret keys for probe headers. Its errors
-// say why in words that read the same at every attempt, and never hold a
-// value.
+// Secrets reads the values of Secret keys for probe headers, for a state
+// probed every interval: a rotated value is to be used within one interval
+// or 30s, whichever is longer. Its errors say why in words that read the
+// same at every attempt, and never hold a value.
 type Secrets interface {
-	SecretValue(ctx context.Context, key SecretKey) (string, error)
+	SecretValue(ctx context.Context, key SecretKey, interval time.Duration) (string, error)
 }
 
 // Request is one probe to send.
@@ -86,6 +88,9 @@ type Prober struct {
 	maxBodyBytes int64
 	// evaluations holds a token for each body expression being evaluated.
 	evaluations chan struct{}
+	// answers is the memory budget of the answers body expressions read
+	// (MaxAnswerBytesHeld).
+	answers *semaphore.Weighted
 	// secrets reads the headers whose values live in Secrets; nil refuses
 	// them.
 	secrets Secrets
@@ -159,6 +164,7 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 		guard:        guard,
 		maxBodyBytes: maxBodyBytes,
 		evaluations:  make(chan struct{}, MaxConcurrentEvaluations),
+		answers:      semaphore.NewWeighted(MaxAnswerBytesHeld),
 	}
 }
 
@@ -177,20 +183,20 @@ const ExpressionBytesPerSecond = 64 << 10
 // Every failure is an *Error. The timeout covers the whole probe, body
 // included.
 func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
-	resp, _, err := p.probe(ctx, r)
+	resp, _, err := p.probe(ctx, r, 0)
 	return resp, err
 }
 
-// probe is Probe, and how many bytes of the answer a body expression read
-// (0 without one).
-func (p *Prober) probe(ctx context.Context, r Request) (Response, int64, error) {
+// probe is Probe for a state probed every interval, and how many bytes of
+// the answer a body expression read (0 without one).
+func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (Response, int64, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
 	f := newFailure(r)
-	r, serr := p.withSecretValues(ctx, r, f)
+	r, serr := p.withSecretValues(ctx, r, f, interval)
 	if serr != nil {
 		return Response{}, 0, serr
 	}
@@ -207,30 +213,90 @@ func (p *Prober) probe(ctx context.Context, r Request) (Response, int64, error) 
 	}
 	defer func() { _ = resp.Body.Close() }()
 
-	limit := p.maxBodyBytes
-	if r.BodyExpression != "" {
-		limit = max(limit, MaxExpressionInput)
-	}
-	// One byte past the limit tells a longer body from one that fits.
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		t.dropOnTimeout(ctx)
-		return Response{}, 0, f.classify(ctx, t.state(), err, readingBody)
-	}
 	code := strconv.Itoa(resp.StatusCode)
-	if r.BodyExpression != "" {
-		select {
-		case p.evaluations <- struct{}{}:
-		case <-ctx.Done():
-			return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
+	if r.BodyExpression == "" {
+		// One byte past the limit tells a longer body from one that fits.
+		raw, err := io.ReadAll(io.LimitReader(resp.Body, p.maxBodyBytes+1))
+		if err != nil {
+			t.dropOnTimeout(ctx)
+			return Response{}, 0, f.classify(ctx, t.state(), err, readingBody)
 		}
-		defer func() { <-p.evaluations }()
-		resp, err := p.recordBody(r.BodyExpression, code, raw, limit, f)
-		return resp, int64(len(raw)), err
+		out := Response{StatusCode: code}
+		out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
+		return out, 0, nil
 	}
-	out := Response{StatusCode: code}
-	out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
-	return out, 0, nil
+
+	limit := max(p.maxBodyBytes, MaxExpressionInput)
+	raw, held, err := p.readAnswer(ctx, resp.Body, limit+1, resp.ContentLength)
+	defer p.answers.Release(held)
+	switch {
+	case errors.Is(err, errNoAnswerMemory):
+		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for memory to read the answer (the manager holds at most %d MiB of answers for bodyExpressions at once)", MaxAnswerBytesHeld>>20)
+	case err != nil:
+		t.dropOnTimeout(ctx)
+		return Response{}, int64(len(raw)), f.classify(ctx, t.state(), err, readingBody)
+	}
+	select {
+	case p.evaluations <- struct{}{}:
+	case <-ctx.Done():
+		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
+	}
+	defer func() { <-p.evaluations }()
+	out, err := p.recordBody(r.BodyExpression, code, raw, limit, f)
+	return out, int64(len(raw)), err
+}
+
+// MaxAnswerBytesHeld bounds the memory of the answers that body expressions
+// read, whatever the number of states: an answer's buffer takes its bytes
+// from this budget as it grows, and gives them back once the expression
+// has been evaluated. A probe that cannot get them within its timeout
+// fails (reason timeout). Answers of a few KiB take a few KiB of it; 32
+// answers of 1 MiB can be held at once.
+const MaxAnswerBytesHeld = 32 << 20
+
+// answerChunk is the first share of the budget an answer of unknown length
+// takes.
+const answerChunk = 32 << 10
+
+// errNoAnswerMemory is readAnswer's error when the budget had no room
+// within the probe's timeout.
+var errNoAnswerMemory = errors.New("no memory in the answers' budget")
+
+// readAnswer reads at most n bytes of body for a body expression, taking
+// every byte of its buffer from the answers' budget before it grows the
+// buffer (a known length sizes it at once). It returns what it read and
+// how much of the budget it holds, to release once the answer is no
+// longer needed, also when it fails.
+func (p *Prober) readAnswer(ctx context.Context, body io.Reader, n, contentLength int64) (raw []byte, held int64, err error) {
+	size := int64(answerChunk)
+	if contentLength >= 0 {
+		size = contentLength + 1 // the extra byte shows a body longer than announced
+	}
+	size = min(size, n)
+	if err := p.answers.Acquire(ctx, size); err != nil {
+		return nil, 0, errNoAnswerMemory
+	}
+	held = size
+	buf := make([]byte, 0, size)
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			grown := min(2*int64(cap(buf)), n)
+			if err := p.answers.Acquire(ctx, grown-int64(cap(buf))); err != nil {
+				return buf, held, errNoAnswerMemory
+			}
+			held = grown
+			buf = append(make([]byte, 0, grown), buf...)
+		}
+		m, rerr := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if rerr == io.EOF {
+			return buf, held, nil
+		}
+		if rerr != nil {
+			return buf, held, rerr
+		}
+	}
+	return buf, held, nil
 }
 
 // recordBody reduces a response to what its body expression yields, kept
@@ -306,7 +372,7 @@ const MaxSecretValueBytes = 4096
 // withSecretValues returns r with the value of every header that reads a
 // Secret filled in. The headers are copied: r's are shared with the
 // scheduler's spec.
-func (p *Prober) withSecretValues(ctx context.Context, r Request, f failure) (Request, *Error) {
+func (p *Prober) withSecretValues(ctx context.Context, r Request, f failure, interval time.Duration) (Request, *Error) {
 	if !slices.ContainsFunc(r.Headers, func(h Header) bool { return h.FromSecret != nil }) {
 		return r, nil
 	}
@@ -315,7 +381,7 @@ func (p *Prober) withSecretValues(ctx context.Context, r Request, f failure) (Re
 		if h.FromSecret == nil {
 			continue
 		}
-		value, ferr := p.secretValue(ctx, h, f)
+		value, ferr := p.secretValue(ctx, h, f, interval)
 		if ferr != nil {
 			return r, ferr
 		}
@@ -327,13 +393,13 @@ func (p *Prober) withSecretValues(ctx context.Context, r Request, f failure) (Re
 
 // secretValue reads a header's value from its Secret, or says why it
 // cannot, naming the Secret and its key and never the value.
-func (p *Prober) secretValue(ctx context.Context, h Header, f failure) (string, *Error) {
+func (p *Prober) secretValue(ctx context.Context, h Header, f failure, interval time.Duration) (string, *Error) {
 	ref := h.FromSecret
 	where := fmt.Sprintf("header %q reads key %q of Secret %s/%s", h.Name, ref.Key, ref.Namespace, ref.Name)
 	if p.secrets == nil {
 		return "", f.errorf(ReasonSecret, "%s: this manager reads no Secrets", where)
 	}
-	value, err := p.secrets.SecretValue(ctx, *ref)
+	value, err := p.secrets.SecretValue(ctx, *ref, interval)
 	switch {
 	case err != nil:
 		return "", f.errorf(ReasonSecret, "%s: %s", where, err)

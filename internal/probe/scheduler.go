@@ -107,6 +107,21 @@ func startJitter(interval time.Duration) time.Duration {
 	return 0
 }
 
+// pacedPause is how long a state waits, from the start of a probe whose
+// body expression read n bytes, before its next probe: 0 (the next tick)
+// when the answer is small, n / ExpressionBytesPerSecond and a random part
+// from spread when that is longer than the interval, so that the state
+// reads at most ExpressionBytesPerSecond on average (Prober.probe) and
+// paced states do not probe in step. The scheduler then skips ticks until
+// the pause is over.
+func pacedPause(n int64, interval time.Duration, spread func(time.Duration) time.Duration) time.Duration {
+	pause := time.Duration(n) * time.Second / ExpressionBytesPerSecond
+	if pause <= interval {
+		return 0
+	}
+	return pause + spread(pause)
+}
+
 // paceSpread draws the random part of a paced state's pause, in
 // [0, pause/2]: states that start together and read answers of the same
 // size would otherwise stay in step, a burst of probes every pause.
@@ -221,7 +236,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	t := tally{current: w.current}
 	for {
 		began := s.clock.Now()
-		resp, read, err := s.prober.probe(ctx, w.spec.Request)
+		resp, read, err := s.prober.probe(ctx, w.spec.Request, w.spec.Interval)
 		if ctx.Err() != nil {
 			return
 		}
@@ -238,14 +253,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		if changed {
 			s.notify(key)
 		}
-		// A body expression that read a large answer waits for more ticks
-		// than one, so that the state reads at most ExpressionBytesPerSecond
-		// on average (Prober.probe); a random part keeps paced states
-		// from probing in step.
-		pause := time.Duration(read) * time.Second / ExpressionBytesPerSecond
-		if pause > w.spec.Interval {
-			pause += s.spread(pause)
-		}
+		pause := pacedPause(read, w.spec.Interval, s.spread)
 		for {
 			select {
 			case <-ctx.Done():

@@ -7,13 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // secretValues is a Secrets over a map; a key it lacks reads as a
 // missing Secret.
 type secretValues map[SecretKey]string
 
-func (s secretValues) SecretValue(_ context.Context, key SecretKey) (string, error) {
+func (s secretValues) SecretValue(_ context.Context, key SecretKey, _ time.Duration) (string, error) {
 	v, ok := s[key]
 	if !ok {
 		return "", errors.New("the Secret does not exist")

@@ -8,26 +8,36 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
-// TestValidateHeaderValueOrValueFrom checks the webhook's own rule, which
-// repeats the CRD's for a manager that validates objects the API server
-// did not (a dry run of a stored object).
+// TestValidateHeaderValueOrValueFrom checks the webhook's own rules: it
+// repeats the CRD's "not both" in the same words, leaves "neither" to the
+// CRD (an empty literal value reads as none in Go), and checks the Secret
+// reference's name and key.
 func TestValidateHeaderValueOrValueFrom(t *testing.T) {
-	both := builders.ProbedState("shop", "flags", "https://flags.example.com/").HeaderFromSecret("Authorization", "t", "k").Obj()
+	state := func() *builders.StateWrapper {
+		return builders.ProbedState("shop", "flags", "https://flags.example.com/")
+	}
+	both := state().HeaderFromSecret("Authorization", "t", "k").Obj()
 	both.Spec.Probe.Headers[0].Value = "x"
-	neither := builders.ProbedState("shop", "flags", "https://flags.example.com/").Header("Authorization", "").Obj()
 	for _, tt := range []struct {
 		name string
 		obj  *v1beta1.DynamicIngressState
 		want string
 	}{
-		{"both", both, "spec.probe.headers[0]: Invalid value: exactly one of value and valueFrom must be set, not both"},
-		{"neither", neither, "spec.probe.headers[0]: Required value: exactly one of value and valueFrom must be set"},
+		{"both", both, "spec.probe.headers[0]: Invalid value: exactly one of value and valueFrom must be set"},
+		{"an empty literal", state().Header("X-Empty", "").Obj(), ""},
+		{"a Secret name that cannot exist", state().HeaderFromSecret("Authorization", "team/token", "k").Obj(),
+			`spec.probe.headers[0].valueFrom.secretKeyRef.name: Invalid value: "team/token": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		{"a key that cannot exist", state().HeaderFromSecret("Authorization", "token", "a key").Obj(),
+			`spec.probe.headers[0].valueFrom.secretKeyRef.key: Invalid value: "a key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			DefaultDynamicIngressState(tt.obj)
-			errs := ValidateDynamicIngressState(tt.obj, probe.Guard{})
-			if got := errs.ToAggregate(); got == nil || got.Error() != tt.want {
-				t.Errorf("errors = %v, want %q", got, tt.want)
+			got := ""
+			if err := ValidateDynamicIngressState(tt.obj, probe.Guard{}).ToAggregate(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("errors = %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -267,15 +267,32 @@ func validateProbe(path *field.Path, p *v1beta1.HTTPProbe, guard probe.Guard) fi
 		if !httpguts.ValidHeaderFieldName(h.Name) {
 			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("name"), field.OmitValueType{}, headerNameProblem(h.Name)))
 		}
-		switch {
-		case h.Value != "" && h.ValueFrom != nil:
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i), field.OmitValueType{}, "exactly one of value and valueFrom must be set, not both"))
-		case h.Value == "" && h.ValueFrom == nil:
-			errs = append(errs, field.Required(path.Child("headers").Index(i), "exactly one of value and valueFrom must be set"))
+		// Neither is the CRD's to refuse: `value: ""` is an empty literal,
+		// which the schema sees and Go's omitempty field cannot tell from
+		// none.
+		if h.Value != "" && h.ValueFrom != nil {
+			errs = append(errs, field.Invalid(path.Child("headers").Index(i), field.OmitValueType{}, "exactly one of value and valueFrom must be set"))
+		}
+		if h.ValueFrom != nil {
+			errs = append(errs, validateSecretKeyRef(path.Child("headers").Index(i).Child("valueFrom", "secretKeyRef"), h.ValueFrom.SecretKeyRef)...)
 		}
 		if !httpguts.ValidHeaderFieldValue(h.Value) {
 			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("value"), field.OmitValueType{}, headerValueProblem(h.Value)))
 		}
+	}
+	return errs
+}
+
+// validateSecretKeyRef checks that a Secret reference names a Secret and a
+// key that can exist, so that a typo is refused at once rather than failing
+// every probe.
+func validateSecretKeyRef(path *field.Path, ref v1beta1.SecretKeySelector) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(ref.Name) {
+		errs = append(errs, field.Invalid(path.Child("name"), ref.Name, msg))
+	}
+	for _, msg := range validation.IsConfigMapKey(ref.Key) {
+		errs = append(errs, field.Invalid(path.Child("key"), ref.Key, msg))
 	}
 	return errs
 }
