@@ -70,9 +70,10 @@ func nestedMap(levels int, inner string) string {
 
 // noiseExpression is every noisy state's bodyExpression: three levels of
 // map around response.json. Over noiseBody it is the most expensive of
-// noiseCandidates per probe, in allocation and in CPU: response.json of
-// 32 767 empty objects is adapted object by object as the result is written,
-// and the nest writes it again and again until the result is too large.
+// noiseCandidates per probe in CPU, and within a MiB of the most in
+// allocation: response.json of as many empty objects as it decodes is
+// adapted object by object as the result is written, and the nest writes
+// it again and again until the result is too large.
 var noiseExpression = nestedMap(3, "response.json")
 
 // noiseBodyDesc says what noiseBody is, for the report.
@@ -493,7 +494,7 @@ func (r *noiseResult) markdown() string {
 	w("%d DynamicIngressStates of another namespace probe a server of the bench (127.0.0.1) every %s (timeout %s) with `probe.bodyExpression: %s`; ",
 		r.states, probeInterval, noiseTimeout, noiseExpression)
 	w("every answer is %s (%d bytes, the longest a body expression reads). ", noiseBodyDesc, probe.MaxExpressionInput)
-	w("It is the most expensive of the candidates below per probe, in allocation and in time: response.json is adapted value by value as the result is written out, ")
+	w("It is the most expensive of the candidates below per probe in time, and within a MiB of the most in allocation: response.json is adapted value by value as the result is written out, ")
 	w("empty objects are the most values a 1 MiB answer holds within the %d that response.json decodes, and the nest writes the array again until the result is too large. ", match.MaxJSONValues)
 	w("The candidates' costs are measured in the bench's own process (%d evaluations each, one at a time). ", noiseEvaluations)
 	w("The manager evaluates at most %d body expressions at once; a probe that waits for a slot past its timeout fails.\n\n", probe.MaxConcurrentEvaluations)
