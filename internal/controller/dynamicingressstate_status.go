@@ -29,7 +29,7 @@ func probeSpec(namespace string, p *v1beta1.HTTPProbe) probe.Spec {
 	}
 	return probe.Spec{
 		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration,
-			BodyExpression: p.BodyExpression},
+			BodyExpression: p.BodyExpression, Tenant: namespace},
 		Interval:         p.Interval.Duration,
 		FailureThreshold: int(p.FailureThresholdOrDefault()),
 		SuccessThreshold: int(p.SuccessThresholdOrDefault()),

@@ -131,12 +131,12 @@ func TestProbeSpec(t *testing.T) {
 		want probe.Spec
 	}{
 		{"defaults", v1beta1.HTTPProbe{URL: "http://x"},
-			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 5 * time.Second}, Interval: 30 * time.Second, FailureThreshold: 3, SuccessThreshold: 1}},
+			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 5 * time.Second, Tenant: "shop"}, Interval: 30 * time.Second, FailureThreshold: 3, SuccessThreshold: 1}},
 		{"timeout defaults to the interval when shorter than 5s", v1beta1.HTTPProbe{URL: "http://x", Interval: d("2s")},
-			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 2 * time.Second}, Interval: 2 * time.Second, FailureThreshold: 3, SuccessThreshold: 1}},
+			probe.Spec{Request: probe.Request{Method: "GET", URL: "http://x", Headers: []probe.Header{}, Timeout: 2 * time.Second, Tenant: "shop"}, Interval: 2 * time.Second, FailureThreshold: 3, SuccessThreshold: 1}},
 		{"everything set", v1beta1.HTTPProbe{URL: "https://x", Method: "POST", Interval: d("1m"), Timeout: d("10s"), FailureThreshold: ptr.To[int32](1), SuccessThreshold: ptr.To[int32](4),
 			Headers: []v1beta1.HTTPHeader{{Name: "Accept", Value: "application/json"}}},
-			probe.Spec{Request: probe.Request{Method: "POST", URL: "https://x", Headers: []probe.Header{{Name: "Accept", Value: "application/json"}}, Timeout: 10 * time.Second}, Interval: time.Minute, FailureThreshold: 1, SuccessThreshold: 4}},
+			probe.Spec{Request: probe.Request{Method: "POST", URL: "https://x", Headers: []probe.Header{{Name: "Accept", Value: "application/json"}}, Timeout: 10 * time.Second, Tenant: "shop"}, Interval: time.Minute, FailureThreshold: 1, SuccessThreshold: 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -142,30 +142,67 @@ func TestEvaluationsWaitForASlot(t *testing.T) {
 // fails, reason timeout, without reading; once probes are done, the whole
 // budget is free again, whatever they read.
 func TestAnswersTakeMemoryFromABudget(t *testing.T) {
-	big := strings.Repeat(" ", 600<<10) + `{"v":1}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/chunked" {
-			w.(http.Flusher).Flush() // no Content-Length: the buffer grows
-		}
-		_, _ = fmt.Fprint(w, big)
-	}))
-	defer srv.Close()
+	srv := bigAnswerServer(t)
 	p := NewProber(Guard{}, 10240)
-	if !p.answers.TryAcquire(MaxAnswerBytesHeld) {
+	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) {
 		t.Fatal("the budget is not free at start")
 	}
-	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v"})
-	want := fmt.Sprintf("GET %s: timed out waiting for memory to read the answer (the manager holds at most 32 MiB of answers for bodyExpressions at once)", srv.URL)
-	if e.Reason != ReasonTimeout || e.Message != want {
-		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, want)
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "shop"})
+	if e.Reason != ReasonTimeout || e.Message != noAnswerMemory(srv.URL) {
+		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, noAnswerMemory(srv.URL))
 	}
-	p.answers.Release(MaxAnswerBytesHeld)
+	p.answers.all.Release(MaxAnswerBytesHeld)
 	for _, path := range []string{"/", "/chunked"} {
-		if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + path, Timeout: time.Second, BodyExpression: "response.json.v"}); err != nil || got.Body != "1" {
+		if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + path, Timeout: time.Second, BodyExpression: "response.json.v", Tenant: "shop"}); err != nil || got.Body != "1" {
 			t.Errorf("%s with room: %+v, %v; want body 1", path, got, err)
 		}
 	}
-	if !p.answers.TryAcquire(MaxAnswerBytesHeld) {
+	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) {
 		t.Error("the budget is not whole again after the probes")
 	}
+	if n := len(p.answers.tenants); n != 0 {
+		t.Errorf("%d tenants' shares are kept after their probes, want none", n)
+	}
+}
+
+// TestOneTenantHoldsAShareOfTheAnswers: a namespace whose answers hold its
+// whole share makes its own next probe wait, not another namespace's.
+func TestOneTenantHoldsAShareOfTheAnswers(t *testing.T) {
+	srv := bigAnswerServer(t)
+	p := NewProber(Guard{}, 10240)
+	slow := p.answers.lease("noisy")
+	if err := slow.grow(context.Background(), MaxAnswerBytesPerTenant); err != nil {
+		t.Fatal(err)
+	}
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "noisy"})
+	if e.Reason != ReasonTimeout || e.Message != noAnswerMemory(srv.URL) {
+		t.Errorf("the noisy namespace: got %q (%s), want %q (timeout)", e.Message, e.Reason, noAnswerMemory(srv.URL))
+	}
+	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second, BodyExpression: "response.json.v", Tenant: "quiet"}); err != nil || got.Body != "1" {
+		t.Errorf("another namespace: %+v, %v; want body 1", got, err)
+	}
+	slow.release()
+	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) || len(p.answers.tenants) != 0 {
+		t.Errorf("after the leases: the budget is not whole, or %d tenants' shares are kept", len(p.answers.tenants))
+	}
+}
+
+// bigAnswerServer answers 600 KiB of JSON whose value v is 1, with a
+// Content-Length, or without one at /chunked.
+func bigAnswerServer(t *testing.T) *httptest.Server {
+	big := strings.Repeat(" ", 600<<10) + `{"v":1}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/chunked" {
+			w.(http.Flusher).Flush()
+		}
+		_, _ = fmt.Fprint(w, big)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// noAnswerMemory is the failure of a probe of url that found no room for
+// its answer.
+func noAnswerMemory(url string) string {
+	return "GET " + url + ": timed out waiting for memory to read the answer (the manager holds at most 8 MiB of answers for one namespace's bodyExpressions at once, 32 MiB for all)"
 }

@@ -56,6 +56,9 @@ type Request struct {
 	// BodyExpression, when set, reduces the response to what is recorded
 	// as its body (see RecordBody).
 	BodyExpression string
+	// Tenant names whose share of the answers' memory a body expression's
+	// answer takes (MaxAnswerBytesPerTenant): the state's namespace.
+	Tenant string
 }
 
 // MaxExpressionInput is the longest body a body expression reads: the
@@ -89,8 +92,8 @@ type Prober struct {
 	// evaluations holds a token for each body expression being evaluated.
 	evaluations chan struct{}
 	// answers is the memory budget of the answers body expressions read
-	// (MaxAnswerBytesHeld).
-	answers *semaphore.Weighted
+	// (MaxAnswerBytesHeld, MaxAnswerBytesPerTenant).
+	answers *answerBudget
 	// secrets reads the headers whose values live in Secrets; nil refuses
 	// them.
 	secrets Secrets
@@ -164,7 +167,7 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 		guard:        guard,
 		maxBodyBytes: maxBodyBytes,
 		evaluations:  make(chan struct{}, MaxConcurrentEvaluations),
-		answers:      semaphore.NewWeighted(MaxAnswerBytesHeld),
+		answers:      newAnswerBudget(),
 	}
 }
 
@@ -227,11 +230,13 @@ func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (
 	}
 
 	limit := max(p.maxBodyBytes, MaxExpressionInput)
-	raw, held, err := p.readAnswer(ctx, resp.Body, limit+1, resp.ContentLength)
-	defer p.answers.Release(held)
+	lease := p.answers.lease(r.Tenant)
+	defer lease.release()
+	raw, err := readAnswer(ctx, lease, resp.Body, limit+1, resp.ContentLength)
 	switch {
 	case errors.Is(err, errNoAnswerMemory):
-		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for memory to read the answer (the manager holds at most %d MiB of answers for bodyExpressions at once)", MaxAnswerBytesHeld>>20)
+		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for memory to read the answer (the manager holds at most %d MiB of answers for one namespace's bodyExpressions at once, %d MiB for all)",
+			MaxAnswerBytesPerTenant>>20, MaxAnswerBytesHeld>>20)
 	case err != nil:
 		t.dropOnTimeout(ctx)
 		return Response{}, int64(len(raw)), f.classify(ctx, t.state(), err, readingBody)
@@ -254,6 +259,12 @@ func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (
 // answers of 1 MiB can be held at once.
 const MaxAnswerBytesHeld = 32 << 20
 
+// MaxAnswerBytesPerTenant is the share of MaxAnswerBytesHeld that the
+// states of one tenant (a namespace) may hold at once, so that one
+// namespace whose states read large answers slowly cannot hold the whole
+// budget and make every other namespace's body expressions wait.
+const MaxAnswerBytesPerTenant = MaxAnswerBytesHeld / 4
+
 // answerChunk is the first share of the budget an answer of unknown length
 // takes.
 const answerChunk = 32 << 10
@@ -262,41 +273,111 @@ const answerChunk = 32 << 10
 // within the probe's timeout.
 var errNoAnswerMemory = errors.New("no memory in the answers' budget")
 
+// answerBudget is the memory of the answers body expressions read: at most
+// MaxAnswerBytesHeld in all, MaxAnswerBytesPerTenant per tenant. A
+// tenant's share exists while one of its probes holds or waits for
+// memory. Safe for concurrent use.
+type answerBudget struct {
+	all *semaphore.Weighted
+
+	mu      sync.Mutex
+	tenants map[string]*tenantShare
+}
+
+// tenantShare is one tenant's part of the budget, and how many leases use
+// it.
+type tenantShare struct {
+	sem    *semaphore.Weighted
+	leases int
+}
+
+func newAnswerBudget() *answerBudget {
+	return &answerBudget{all: semaphore.NewWeighted(MaxAnswerBytesHeld), tenants: map[string]*tenantShare{}}
+}
+
+// lease opens a lease on the budget for one answer of tenant; release it
+// once the answer is no longer needed.
+func (b *answerBudget) lease(tenant string) *answerLease {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	share := b.tenants[tenant]
+	if share == nil {
+		share = &tenantShare{sem: semaphore.NewWeighted(MaxAnswerBytesPerTenant)}
+		b.tenants[tenant] = share
+	}
+	share.leases++
+	return &answerLease{budget: b, tenant: tenant, share: share}
+}
+
+// answerLease is the memory one answer holds: the same bytes from its
+// tenant's share and from the whole budget.
+type answerLease struct {
+	budget *answerBudget
+	tenant string
+	share  *tenantShare
+	held   int64
+}
+
+// grow takes n more bytes from the tenant's share and from the whole
+// budget, waiting within ctx, or takes none.
+func (l *answerLease) grow(ctx context.Context, n int64) error {
+	if err := l.share.sem.Acquire(ctx, n); err != nil {
+		return errNoAnswerMemory
+	}
+	if err := l.budget.all.Acquire(ctx, n); err != nil {
+		l.share.sem.Release(n)
+		return errNoAnswerMemory
+	}
+	l.held += n
+	return nil
+}
+
+// release gives back what the lease holds, and forgets the tenant's share
+// when no lease uses it any more.
+func (l *answerLease) release() {
+	l.budget.all.Release(l.held)
+	l.share.sem.Release(l.held)
+	l.held = 0
+	l.budget.mu.Lock()
+	defer l.budget.mu.Unlock()
+	l.share.leases--
+	if l.share.leases == 0 {
+		delete(l.budget.tenants, l.tenant)
+	}
+}
+
 // readAnswer reads at most n bytes of body for a body expression, taking
-// every byte of its buffer from the answers' budget before it grows the
-// buffer (a known length sizes it at once). It returns what it read and
-// how much of the budget it holds, to release once the answer is no
-// longer needed, also when it fails.
-func (p *Prober) readAnswer(ctx context.Context, body io.Reader, n, contentLength int64) (raw []byte, held int64, err error) {
+// every byte of its buffer from lease before it grows the buffer (a known
+// length sizes it at once). It returns what it read; the lease holds the
+// memory until it is released, also when reading fails.
+func readAnswer(ctx context.Context, lease *answerLease, body io.Reader, n, contentLength int64) ([]byte, error) {
 	size := int64(answerChunk)
 	if contentLength >= 0 {
 		size = contentLength + 1 // the extra byte shows a body longer than announced
 	}
 	size = min(size, n)
-	if err := p.answers.Acquire(ctx, size); err != nil {
-		return nil, 0, errNoAnswerMemory
+	if err := lease.grow(ctx, size); err != nil {
+		return nil, err
 	}
-	held = size
 	buf := make([]byte, 0, size)
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
 			grown := min(2*int64(cap(buf)), n)
-			if err := p.answers.Acquire(ctx, grown-int64(cap(buf))); err != nil {
-				return buf, held, errNoAnswerMemory
+			if err := lease.grow(ctx, grown-int64(cap(buf))); err != nil {
+				return buf, err
 			}
-			held = grown
 			buf = append(make([]byte, 0, grown), buf...)
 		}
 		m, rerr := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if rerr == io.EOF {
-			return buf, held, nil
+			return buf, nil
 		}
 		if rerr != nil {
-			return buf, held, rerr
+			return buf, rerr
 		}
 	}
-	return buf, held, nil
+	return buf, nil
 }
 
 // recordBody reduces a response to what its body expression yields, kept
