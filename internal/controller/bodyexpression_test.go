@@ -6,7 +6,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
@@ -80,7 +79,7 @@ func TestBodyExpressionRecordsAPrometheusAnswerQuietly(t *testing.T) {
 	// Prometheus answers an error: a failure with reason expression, whose
 	// message never holds the body; after failureThreshold the response
 	// is cleared and Retain keeps the DynamicIngress active.
-	failures := expressionFailures(t, ns, state.Name)
+	failures := failuresByReason(t, ns, state.Name, "expression")
 	prom.Fail(true)
 	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("False/ProbeFailed"))
 	ready := readyMessage(t, state)
@@ -89,7 +88,7 @@ func TestBodyExpressionRecordsAPrometheusAnswerQuietly(t *testing.T) {
 	eventually(t, stateStatus(state)).Should(Equal(` ""`))
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/NoResponse"))
 	NewWithT(t).Expect(backendOf(t, ns, "shop")()).To(Equal("sorry"))
-	NewWithT(t).Expect(expressionFailures(t, ns, state.Name) - failures).To(BeNumerically(">=", 2))
+	NewWithT(t).Expect(failuresByReason(t, ns, state.Name, "expression") - failures).To(BeNumerically(">=", 2))
 }
 
 // readyMessage is the message of a state's Ready condition.
@@ -101,25 +100,4 @@ func readyMessage(t *testing.T, state *v1beta1.DynamicIngressState) string {
 		}
 	}
 	return ""
-}
-
-// expressionFailures reads dynamicingressstate_probe_failures_total with
-// reason expression for a state.
-func expressionFailures(t *testing.T, ns, name string) int {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "dynamicingressstate_probe_failures_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label(m, "namespace") == ns && label(m, "name") == name && label(m, "reason") == "expression" {
-				return int(m.GetCounter().GetValue())
-			}
-		}
-	}
-	return 0
 }

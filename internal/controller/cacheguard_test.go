@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -11,21 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
@@ -223,51 +213,17 @@ func (g *cacheGuard) count() int {
 }
 
 // startGuardedManager runs the controllers, with several workers, in a
-// manager of their own that watches only namespace (which it creates, or
-// empties), and whose cache stores every object through a cacheGuard. stop
-// ends the manager and waits until it has.
+// manager of their own that watches only namespace (startOwnManager), and
+// whose cache stores every object through a cacheGuard.
 func startGuardedManager(t *testing.T, namespace string) (guard *cacheGuard, stop func()) {
 	t.Helper()
-	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	switch {
-	case apierrors.IsAlreadyExists(err):
-		emptyNamespace(t, namespace)
-	case err != nil:
-		t.Fatal(err)
-	}
 	guard = &cacheGuard{}
 	cacheOpts := controller.CacheOptions(true)
-	cacheOpts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	cacheOpts.DefaultTransform = guard.transform(cacheOpts.DefaultTransform)
 	for obj, byObject := range cacheOpts.ByObject {
 		byObject.Transform = guard.transform(byObject.Transform)
 		cacheOpts.ByObject[obj] = byObject
 	}
-	mgr, err := ctrl.NewManager(testConfig, ctrl.Options{
-		Scheme:     scheme,
-		Cache:      cacheOpts,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgrCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	guardOpts, _ := probe.ParseGuard("192.0.2.0/24", "")
-	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guardOpts, MaxBodyBytes: 1024,
-		MaxConcurrentReconciles: 4, StateMaxConcurrentReconciles: 2, HTTPRoutes: true}); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(done)
-		if err := mgr.Start(mgrCtx); err != nil {
-			t.Errorf("manager of %s: %v", namespace, err)
-		}
-	}()
-	var once sync.Once
-	stop = func() { once.Do(func() { cancel(); <-done }) }
-	t.Cleanup(stop)
+	stop = startOwnManager(t, namespace, testConfig, cacheOpts, controller.Options{MaxConcurrentReconciles: 4, StateMaxConcurrentReconciles: 2})
 	return guard, stop
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
@@ -118,4 +119,25 @@ func editIngress(t *testing.T, ns, name string, change func(*networkingv1.Ingres
 	t.Helper()
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	edit(t, ing, change, client.FieldOwner("someone"))
+}
+
+// failuresByReason reads dynamicingressstate_probe_failures_total for a
+// state and a reason.
+func failuresByReason(t *testing.T, ns, name, reason string) int {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "dynamicingressstate_probe_failures_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "namespace") == ns && label(m, "name") == name && label(m, "reason") == reason {
+				return int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return 0
 }

@@ -100,16 +100,22 @@ func (s *secretReader) read(ctx context.Context, key probe.SecretKey) secretLook
 		l.err = fmt.Errorf("the Secret could not be read (%s)", secretReadReason(err))
 		return l
 	}
-	value, ok := secret.Data[key.Key]
+	l.value, l.err = secretKeyValue(secret.Data, key.Key)
+	return l
+}
+
+// secretKeyValue is the value of key in a Secret's data, or why a header
+// cannot carry it: the key is missing, or its value is longer than
+// probe.MaxSecretValueBytes.
+func secretKeyValue(data map[string][]byte, key string) (string, error) {
+	value, ok := data[key]
 	switch {
 	case !ok:
-		l.err = errNoKey
+		return "", errNoKey
 	case len(value) > probe.MaxSecretValueBytes:
-		l.err = errTooLong
-	default:
-		l.value = string(value)
+		return "", errTooLong
 	}
-	return l
+	return string(value), nil
 }
 
 // secretReadReason is the API server's reason for a failed read, or

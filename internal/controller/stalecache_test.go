@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +71,17 @@ func startLaggingManager(t *testing.T) {
 // real one when nil). The suite's manager does not watch that namespace.
 func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk controller.Clock) {
 	t.Helper()
+	startOwnManager(t, namespace, cfg, controller.CacheOptions(true), controller.Options{
+		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk})
+}
+
+// startOwnManager runs the controllers with opts (a probe guard that lets
+// them reach loopback, HTTPRoutes on, 1 KiB bodies) in a manager of their
+// own whose cache, cacheOpts, watches only namespace, which it creates or
+// empties. stop ends the manager and waits until it has; the test's end
+// calls it too.
+func startOwnManager(t *testing.T, namespace string, cfg *rest.Config, cacheOpts cache.Options, opts controller.Options) (stop func()) {
+	t.Helper()
 	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -79,7 +91,6 @@ func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk contr
 	case err != nil:
 		t.Fatal(err)
 	}
-	cacheOpts := controller.CacheOptions(true)
 	cacheOpts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
@@ -90,20 +101,24 @@ func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk contr
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Guard, _ = probe.ParseGuard("192.0.2.0/24", "")
+	opts.MaxBodyBytes, opts.HTTPRoutes = 1024, true
 	mgrCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
-	if err := controller.SetupWithManager(mgrCtx, mgr, controller.Options{Guard: guard, MaxBodyBytes: 1024,
-		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk, HTTPRoutes: true}); err != nil {
+	if err := controller.SetupWithManager(mgrCtx, mgr, opts); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if err := mgr.Start(mgrCtx); err != nil {
 			t.Errorf("manager of %s: %v", namespace, err)
 		}
 	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // emptyNamespace deletes what a test's earlier run left in namespace (the

@@ -13,22 +13,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
-
-// nestOfMaps is levels of map over a literal list of ten around inner: the
-// result has 10^levels references to inner, which CEL shares for free.
-func nestOfMaps(levels int, inner string) string {
-	const digits = "[0,1,2,3,4,5,6,7,8,9]"
-	s := inner
-	for i := levels - 1; i >= 0; i-- {
-		s = digits + ".map(" + string(rune('a'+i)) + ", " + s + ")"
-	}
-	return s
-}
 
 // peakHeap samples the process's heap (the manager runs in it) until
 // stop is called, and returns the largest it saw.
@@ -74,7 +62,7 @@ func TestAmplifyingBodyExpressionStopsOnlyItsState(t *testing.T) {
 	for _, name := range []string{"nest-3", "nest-4", "nest-5"} {
 		levels := int(name[len(name)-1] - '0')
 		states = append(states, builders.ProbedState(noisy, name, srv.URL).Interval(time.Second).Timeout(time.Second).
-			BodyExpression(nestOfMaps(levels, "response.body")).Obj())
+			BodyExpression(builders.NestedMaps(levels, "response.body")).Obj())
 	}
 	for _, s := range states {
 		create(t, s)
@@ -103,7 +91,7 @@ func TestAmplifyingBodyExpressionStopsOnlyItsState(t *testing.T) {
 	}
 	// A 1 MiB answer read by an expression paces its state to a probe
 	// every 16s (docs/behaviour.md): one failure so far.
-	NewWithT(t).Expect(expressionFailures(t, noisy, "nest-3")).To(BeNumerically(">=", 1))
+	NewWithT(t).Expect(failuresByReason(t, noisy, "nest-3", "expression")).To(BeNumerically(">=", 1))
 	peak := stop()
 	t.Logf("peak heap of the test process with the manager in it: %d MiB", peak>>20)
 	NewWithT(t).Expect(peak).To(BeNumerically("<", 512<<20), "peak heap")
@@ -160,25 +148,4 @@ func TestProbeHeaderFromSecret(t *testing.T) {
 		"GET " + srv.URL + `: header "Authorization" reads key "authorization" of Secret ` + ns + "/flags-token: the Secret does not exist"))
 	NewWithT(t).Expect(state.Status.Conditions).NotTo(ContainElement(HaveField("Message", ContainSubstring("Bearer"))))
 	NewWithT(t).Expect(failuresByReason(t, ns, "flags", "secret")).To(BeNumerically(">=", 1))
-}
-
-// failuresByReason reads dynamicingressstate_probe_failures_total for a
-// state and a reason.
-func failuresByReason(t *testing.T, ns, name, reason string) int {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "dynamicingressstate_probe_failures_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label(m, "namespace") == ns && label(m, "name") == name && label(m, "reason") == reason {
-				return int(m.GetCounter().GetValue())
-			}
-		}
-	}
-	return 0
 }

@@ -7,19 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/common/types"
-)
 
-// nest is levels of map over a literal list of ten around inner: each level
-// multiplies the result's elements by ten, at almost no cost, because CEL
-// shares the inner value instead of copying it.
-func nest(levels int, inner string) string {
-	const digits = "[0,1,2,3,4,5,6,7,8,9]"
-	s := inner
-	for i := levels - 1; i >= 0; i-- {
-		s = digits + ".map(" + string(rune('a'+i)) + ", " + s + ")"
-	}
-	return s
-}
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
 
 // allocated is how many bytes f allocated.
 func allocated(f func()) uint64 {
@@ -70,20 +60,20 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 		name, expr, body, wantErr string
 		whole                     bool
 	}{
-		{"the 3-level nest of the report, 10 KiB body", nest(3, "response.body"), small, tooLarge, false},
-		{"the 3-level nest, 1 MiB body", nest(3, "response.body"), text, tooLarge, false},
-		{"the 4-level nest", nest(4, "response.body"), text, tooCostly, false},
-		{"the 5-level nest, the deepest admitted", nest(5, "response.body"), text, tooCostly, false},
-		{"a nest over response.json of a 1 MiB string", nest(3, "response.json"), oneString, tooLarge, false},
-		{"a nest over response.json of many numbers", nest(2, "response.json"), numbers, tooMany, false},
+		{"the 3-level nest of the report, 10 KiB body", builders.NestedMaps(3, "response.body"), small, tooLarge, false},
+		{"the 3-level nest, 1 MiB body", builders.NestedMaps(3, "response.body"), text, tooLarge, false},
+		{"the 4-level nest", builders.NestedMaps(4, "response.body"), text, tooCostly, false},
+		{"the 5-level nest, the deepest admitted", builders.NestedMaps(5, "response.body"), text, tooCostly, false},
+		{"a nest over response.json of a 1 MiB string", builders.NestedMaps(3, "response.json"), oneString, tooLarge, false},
+		{"a nest over response.json of many numbers", builders.NestedMaps(2, "response.json"), numbers, tooMany, false},
 		{"response.json of many numbers", "response.json", numbers, tooMany, false},
-		{"a nest over 8191 empty objects", nest(3, "response.json"), emptyObjects, tooLarge, false},
+		{"a nest over 8191 empty objects", builders.NestedMaps(3, "response.json"), emptyObjects, tooLarge, false},
 		{"8191 empty objects read whole", "response.json", emptyObjects, "", false},
 		// Its time, past the budget or just under it, depends on the machine.
 		{"a loop over 16 382 short strings", `response.json.exists(x, x == "b") ? "b" : "none"`, shortStrings, anyOutcome, false},
 		{"the size of 16 382 short strings", `size(response.json)`, shortStrings, "", false},
 		{"a loop over 8191 keys", `response.json.exists(k, k == "b") ? "b" : "none"`, keys.String(), "", false},
-		{"the 5-level nest of a literal", nest(5, "1"), text, tooCostly, false},
+		{"the 5-level nest of a literal", builders.NestedMaps(5, "1"), text, tooCostly, false},
 		{"concatenated bodies", "response.body + response.body + response.body + response.body", text, tooCostly, false},
 		{"a 1 MiB string read whole", "response.json", oneString, "", true},
 	}
@@ -116,7 +106,7 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 // TestTheSixLevelNestIsRefused: one level deeper than the deepest admitted
 // nest, the webhook's estimate refuses it.
 func TestTheSixLevelNestIsRefused(t *testing.T) {
-	err := CompileBodyExpression(nest(6, "response.body"))
+	err := CompileBodyExpression(builders.NestedMaps(6, "response.body"))
 	if err == nil || !strings.Contains(err.Error(), "exceeds the limit 10000000") {
 		t.Fatalf("CompileBodyExpression = %v, want the estimated cost refused", err)
 	}
@@ -182,7 +172,7 @@ func TestReadsJSON(t *testing.T) {
 		{"has(response.json.a)", true},
 		{"[response]", true},
 		{promValue, true},
-		{nest(3, "response.body"), false},
+		{builders.NestedMaps(3, "response.body"), false},
 	} {
 		entry := bodyPrograms.lookup(tt.expr)
 		if entry.err != nil {

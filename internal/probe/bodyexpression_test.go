@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // promValue reads a Prometheus instant query's value without its
@@ -102,8 +104,7 @@ func TestAmplifyingBodyExpression(t *testing.T) {
 		_, _ = fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
-	const digits = "[0,1,2,3,4,5,6,7,8,9]"
-	expr := digits + ".map(a, " + digits + ".map(b, " + digits + ".map(c, response.body)))"
+	expr := builders.NestedMaps(3, "response.body")
 	e := probeError(t, NewProber(Guard{}, 10240), Request{Method: "GET", URL: srv.URL, BodyExpression: expr})
 	want := "GET " + srv.URL + ": bodyExpression failed: the result is too large: it is longer than 1048576 bytes or holds more than 16384 values"
 	if e.Reason != ReasonExpression || e.Message != want {

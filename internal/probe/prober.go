@@ -41,8 +41,9 @@ type SecretKey struct {
 
 // Secrets reads the values of Secret keys for probe headers, for a state
 // probed every interval: a rotated value is to be used within one interval
-// or 30s, whichever is longer. Its errors say why in words that read the
-// same at every attempt, and never hold a value.
+// or 30s, whichever is longer, and a value longer than MaxSecretValueBytes
+// is an error. Its errors say why in words that read the same at every
+// attempt, and never hold a value.
 type Secrets interface {
 	SecretValue(ctx context.Context, key SecretKey, interval time.Duration) (string, error)
 }
@@ -484,8 +485,6 @@ func (p *Prober) secretValue(ctx context.Context, h Header, f failure, interval 
 	switch {
 	case err != nil:
 		return "", f.errorf(ReasonSecret, "%s: %s", where, err)
-	case len(value) > MaxSecretValueBytes:
-		return "", f.errorf(ReasonSecret, "%s: the value is longer than %d bytes", where, MaxSecretValueBytes)
 	case !httpguts.ValidHeaderFieldValue(value):
 		return "", f.errorf(ReasonSecret, "%s: the value is not a valid header value (no line breaks or control characters; a file saved with a final newline has one)", where)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // The tenant noise measure (BENCH_ONLY=noise): many states of other
@@ -54,27 +55,13 @@ const (
 	noiseRSSBar = 0.8
 )
 
-// noiseDigits is the literal list each level of noiseExpression maps over.
-const noiseDigits = "[0,1,2,3,4,5,6,7,8,9]"
-
-// nestedMap is levels of map over noiseDigits around inner: each level
-// writes its inner value ten times into the result, at almost no cost
-// before the result is written out.
-func nestedMap(levels int, inner string) string {
-	s := inner
-	for i := levels - 1; i >= 0; i-- {
-		s = noiseDigits + ".map(" + string(rune('a'+i)) + ", " + s + ")"
-	}
-	return s
-}
-
 // noiseExpression is every noisy state's bodyExpression: three levels of
 // map around response.json. Over noiseBody it is the most expensive of
 // noiseCandidates per probe in CPU, and within a MiB of the most in
 // allocation: response.json of as many empty objects as it decodes is
 // adapted object by object as the result is written, and the nest writes
 // it again and again until the result is too large.
-var noiseExpression = nestedMap(3, "response.json")
+var noiseExpression = builders.NestedMaps(3, "response.json")
 
 // noiseBodyDesc says what noiseBody is, for the report.
 const noiseBodyDesc = "a JSON array of as many empty objects as response.json decodes, padded with spaces to 1 MiB"
@@ -117,9 +104,9 @@ func oneString() []byte {
 var noiseCandidates = []noiseCandidate{
 	{noiseExpression, noiseBodyDesc, noiseBody},
 	{"response.json", noiseBodyDesc, noiseBody},
-	{nestedMap(3, "response.json"), "one 1 MiB JSON string `{\"a\":\"xx…\"}`", oneString},
+	{builders.NestedMaps(3, "response.json"), "one 1 MiB JSON string `{\"a\":\"xx…\"}`", oneString},
 	{"response.json", "one 1 MiB JSON string `{\"a\":\"xx…\"}`", oneString},
-	{nestedMap(5, "response.body"), "1 MiB of text", func() []byte { return []byte(strings.Repeat("x", probe.MaxExpressionInput)) }},
+	{builders.NestedMaps(5, "response.body"), "1 MiB of text", func() []byte { return []byte(strings.Repeat("x", probe.MaxExpressionInput)) }},
 }
 
 // evalCost is what one evaluation of a candidate costs the process that

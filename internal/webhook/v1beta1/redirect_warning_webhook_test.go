@@ -31,6 +31,20 @@ func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, code
 	r.warnings = append(r.warnings, text)
 }
 
+// warningClient is a client of the control plane that keeps the warnings
+// the API server sends back, as kubectl prints them.
+func warningClient(t *testing.T) (client.Client, *warningRecorder) {
+	t.Helper()
+	cfg := rest.CopyConfig(restConfig)
+	recorder := &warningRecorder{}
+	cfg.WarningHandlerWithContext = recorder
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, recorder
+}
+
 // take returns the warnings recorded since the last call.
 func (r *warningRecorder) take() []string {
 	r.mu.Lock()
@@ -44,13 +58,7 @@ func (r *warningRecorder) take() []string {
 // accepted, and the API server passes on the webhook's warning, on create
 // and on update; temporary redirects get none.
 func TestPermanentRedirectWarnings(t *testing.T) {
-	cfg := rest.CopyConfig(restConfig)
-	recorder := &warningRecorder{}
-	cfg.WarningHandlerWithContext = recorder
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, recorder := warningClient(t)
 	ns := newNamespace(t)
 	const advice = "is a permanent redirect: browsers and caches keep it after the maintenance ends; use 302 or 307"
 

@@ -42,3 +42,25 @@ func TestValidateHeaderValueOrValueFrom(t *testing.T) {
 		})
 	}
 }
+
+func TestSensitiveHeader(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"Authorization", true},
+		{"proxy-authorization", true},
+		{"COOKIE", true},
+		{"X-Api-Key", true},
+		{"x-auth-token", true},
+		{"X-Client-Secret", true},
+		{"Accept", false},
+		{"Host", false},
+		{"X-Tenant", false},
+		{"Set-Cookie-Policy", false}, // only the name Cookie itself
+	} {
+		if got := sensitiveHeader(tt.name); got != tt.want {
+			t.Errorf("sensitiveHeader(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

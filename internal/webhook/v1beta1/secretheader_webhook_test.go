@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
@@ -16,13 +14,7 @@ import (
 // and a literal value in a header that looks like a credential is accepted
 // with a warning that suggests a Secret, as kubectl prints them.
 func TestProbeHeaderValues(t *testing.T) {
-	cfg := rest.CopyConfig(restConfig)
-	recorder := &warningRecorder{}
-	cfg.WarningHandlerWithContext = recorder
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, recorder := warningClient(t)
 	ns := newNamespace(t)
 	const advice = "has a literal value that anyone who can read this DynamicIngressState can read; put it in a Secret and use valueFrom.secretKeyRef"
 	state := func(name string) *builders.StateWrapper {
