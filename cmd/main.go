@@ -55,6 +55,8 @@ func run() error {
 		enableHTTP2            bool
 		pprofAddr              string
 		namespaces             string
+		clusterStates          bool
+		clusterResourceNS      string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
@@ -75,6 +77,8 @@ func run() error {
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve the webhook and metrics endpoints over HTTP/2 as well as HTTP/1.1; off by default (HTTP/2 rapid reset and stream exhaustion, CVE-2023-44487 and CVE-2023-39325).")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof profiling endpoints (plain HTTP, no authentication), for example 127.0.0.1:6060; 0 turns them off.")
 	flag.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces to watch and write (the manager then needs only Roles in them); empty means every namespace.")
+	flag.BoolVar(&clusterStates, "cluster-states", true, "Follow ClusterDynamicIngressStates: reconcile them and let switches in admitted namespaces follow them. Needs read and status access to them and read access to Namespaces; turn off in namespaced mode when the install does not grant it.")
+	flag.StringVar(&clusterResourceNS, "cluster-resource-namespace", "", "Namespace of the Secrets that ClusterDynamicIngressStates' probe headers read; empty means the pod's own namespace (outside a cluster there is none, and such headers fail).")
 	printVersion := flag.Bool("version", false, "Print the version, the git commit and the Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -109,6 +113,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if clusterResourceNS == "" {
+		// Outside a cluster there is no pod namespace: cluster states'
+		// Secret headers then fail with a message naming the flag.
+		clusterResourceNS, _ = podNamespace(inClusterNamespaceFile)
+	}
 
 	scheme := controller.NewScheme()
 
@@ -131,7 +140,7 @@ func run() error {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	cacheOpts := controller.CacheOptions(httpRoutes)
+	cacheOpts := controller.CacheOptions(httpRoutes, clusterStates)
 	if len(watched) > 0 {
 		// Every object the manager reconciles comes from its cache, and
 		// it writes only those and their targets beside them: caching
@@ -174,6 +183,8 @@ func run() error {
 		MaxConcurrentReconciles:      concurrency,
 		StateMaxConcurrentReconciles: stateConcurrency,
 		HTTPRoutes:                   httpRoutes,
+		ClusterStates:                clusterStates,
+		ClusterResourceNamespace:     clusterResourceNS,
 	}); err != nil {
 		return err
 	}
@@ -193,7 +204,8 @@ func run() error {
 		return err
 	}
 	log.Info("Starting manager", "probeDenyCIDRs", denyCIDRs, "probeAllowHosts", allowHosts, "probeMaxBodyBytes", maxBodyBytes, "webhooks", enableWebhooks,
-		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure, "http2", enableHTTP2, "namespaces", watched)
+		"leaderElection", leaderElect, "leaderElectionNamespace", leaderElectNamespace, "metricsAddress", metricsAddr, "metricsSecure", metricsSecure, "http2", enableHTTP2, "namespaces", watched,
+		"clusterStates", clusterStates, "clusterResourceNamespace", clusterResourceNS)
 	// Nothing may run after Start returns: with
 	// LeaderElectionReleaseOnCancel the Lease is already released then.
 	return mgr.Start(ctx)
@@ -216,18 +228,26 @@ func leaderElectionNamespace(flagValue string, leaderElect bool, namespaceFile s
 	if !leaderElect || flagValue != "" {
 		return flagValue, nil
 	}
-	raw, err := os.ReadFile(namespaceFile)
+	ns, err := podNamespace(namespaceFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("--leader-election-namespace is required with --leader-elect when the manager runs outside a cluster (%s does not exist)", namespaceFile)
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading the pod's namespace for --leader-elect: %w", err)
 	}
-	ns := strings.TrimSpace(string(raw))
 	if ns == "" {
 		return "", fmt.Errorf("--leader-elect: %s is empty; set --leader-election-namespace", namespaceFile)
 	}
 	return ns, nil
+}
+
+// podNamespace is the pod's namespace, read from namespaceFile.
+func podNamespace(namespaceFile string) (string, error) {
+	raw, err := os.ReadFile(namespaceFile)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(raw)), nil
 }
 
 func ptr[T any](v T) *T { return &v }

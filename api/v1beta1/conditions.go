@@ -22,6 +22,15 @@ const (
 	// ReasonStateNotFound: the DynamicIngressState named in spec.state does
 	// not exist. Used by both conditions of a DynamicIngress.
 	ReasonStateNotFound = "StateNotFound"
+	// ReasonStateNotAdmitted: the ClusterDynamicIngressState named in
+	// spec.stateRef does not admit the switch's namespace (its
+	// spec.followers). Used by both conditions.
+	ReasonStateNotAdmitted = "StateNotAdmitted"
+	// ReasonClusterStatesNotWatched: the switch follows a
+	// ClusterDynamicIngressState, and the manager's install does not let it
+	// read them (namespaced mode without the opt-in). Used by both
+	// conditions.
+	ReasonClusterStatesNotWatched = "ClusterStatesNotWatched"
 	// ReasonOverridden: spec.override pins the mode, whatever the state
 	// says.
 	ReasonOverridden = "Overridden"

@@ -8,6 +8,7 @@ import (
 // DynamicHTTPRouteSpec declares one target HTTPRoute, the two shapes it
 // takes, and the state that selects between them.
 // +kubebuilder:validation:XValidation:rule="has(self.passiveRoute) || has(self.activeRoute)",message="at least one of passiveRoute and activeRoute must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
 type DynamicHTTPRouteSpec struct {
 	// target names the HTTPRoute that this DynamicHTTPRoute creates and
 	// owns. It cannot be changed after creation.
@@ -27,10 +28,18 @@ type DynamicHTTPRouteSpec struct {
 	ActiveRoute *HTTPRouteVariant `json:"activeRoute,omitempty"`
 
 	// state is the name of a DynamicIngressState in the same namespace.
-	// +required
+	// Exactly one of state and stateRef is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	State string `json:"state"`
+	State string `json:"state,omitempty"`
+
+	// stateRef names the state to follow with its kind: a
+	// DynamicIngressState in the same namespace, or a cluster-scoped
+	// ClusterDynamicIngressState whose spec.followers admits this namespace.
+	// Exactly one of state and stateRef is set.
+	// +optional
+	StateRef *StateReference `json:"stateRef,omitempty"`
 
 	// expected is the response that makes this DynamicHTTPRoute active.
 	// Every field that is set must match the state's response.
@@ -80,6 +89,7 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:resource:shortName=dhr,categories=dynamic
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
+// +kubebuilder:printcolumn:name="StateRef",type=string,JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -112,7 +122,8 @@ type DynamicHTTPRouteList struct {
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
-	return SwitchSpec{Target: d.Spec.Target, State: d.Spec.State, Expected: d.Spec.Expected,
+	return SwitchSpec{Target: d.Spec.Target, State: followedState(d.Spec.State, d.Spec.StateRef), StateName: d.Spec.State, StateRef: d.Spec.StateRef,
+		Expected:      d.Spec.Expected,
 		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
 }
 

@@ -8,6 +8,7 @@ import (
 // DynamicIngressSpec declares one target Ingress, the two shapes it takes,
 // and the state that selects between them.
 // +kubebuilder:validation:XValidation:rule="has(self.passiveIngress) || has(self.activeIngress)",message="at least one of passiveIngress and activeIngress must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
 type DynamicIngressSpec struct {
 	// target names the Ingress that this DynamicIngress creates and owns.
 	// It cannot be changed after creation.
@@ -26,10 +27,18 @@ type DynamicIngressSpec struct {
 	ActiveIngress *IngressVariant `json:"activeIngress,omitempty"`
 
 	// state is the name of a DynamicIngressState in the same namespace.
-	// +required
+	// Exactly one of state and stateRef is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	State string `json:"state"`
+	State string `json:"state,omitempty"`
+
+	// stateRef names the state to follow with its kind: a
+	// DynamicIngressState in the same namespace, or a cluster-scoped
+	// ClusterDynamicIngressState whose spec.followers admits this namespace.
+	// Exactly one of state and stateRef is set.
+	// +optional
+	StateRef *StateReference `json:"stateRef,omitempty"`
 
 	// expected is the response that makes this DynamicIngress active. Every
 	// field that is set must match the state's response.
@@ -192,6 +201,7 @@ type SwitchStatus struct {
 // +kubebuilder:resource:shortName=di,categories=dynamic
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
+// +kubebuilder:printcolumn:name="StateRef",type=string,JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -230,8 +240,14 @@ func init() {
 // DynamicHTTPRoute) has in its spec besides its templates.
 // It is a view for the controllers, never serialised.
 type SwitchSpec struct {
-	Target        TargetReference  `json:"-"`
-	State         string           `json:"-"`
+	Target TargetReference `json:"-"`
+	// State is the state the switch follows, from spec.state or
+	// spec.stateRef, its kind always set.
+	State StateReference `json:"-"`
+	// StateName and StateRef are spec.state and spec.stateRef as they are
+	// written, for validation.
+	StateName     string           `json:"-"`
+	StateRef      *StateReference  `json:"-"`
 	Expected      ExpectedResponse `json:"-"`
 	FailurePolicy FailurePolicy    `json:"-"`
 	Override      Mode             `json:"-"`
@@ -239,7 +255,8 @@ type SwitchSpec struct {
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicIngress) SwitchSpec() SwitchSpec {
-	return SwitchSpec{Target: d.Spec.Target, State: d.Spec.State, Expected: d.Spec.Expected,
+	return SwitchSpec{Target: d.Spec.Target, State: followedState(d.Spec.State, d.Spec.StateRef), StateName: d.Spec.State, StateRef: d.Spec.StateRef,
+		Expected:      d.Spec.Expected,
 		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
 }
 

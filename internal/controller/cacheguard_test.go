@@ -218,7 +218,7 @@ func (g *cacheGuard) count() int {
 func startGuardedManager(t *testing.T, namespace string) (guard *cacheGuard, stop func()) {
 	t.Helper()
 	guard = &cacheGuard{}
-	cacheOpts := controller.CacheOptions(true)
+	cacheOpts := controller.CacheOptions(true, true)
 	cacheOpts.DefaultTransform = guard.transform(cacheOpts.DefaultTransform)
 	for obj, byObject := range cacheOpts.ByObject {
 		byObject.Transform = guard.transform(byObject.Transform)

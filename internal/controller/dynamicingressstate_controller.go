@@ -28,42 +28,95 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
-// DynamicIngressStateReconciler keeps each state's status on its current
-// response: the fixed one, what its probes show, or whether its schedule is
-// open. Probes run in a
-// probe.Scheduler beside the reconciler; a changed observation comes back
-// here through the controller's work queue.
-type DynamicIngressStateReconciler struct {
+// StateReconciler keeps each state's status on its current response: the
+// fixed one, what its probes show, or whether its schedule is open. It is
+// one engine for both kinds of state, DynamicIngressState and the
+// cluster-scoped ClusterDynamicIngressState: one probe scheduler, one set
+// of schedule timers and one status writer, each kind a controller of its
+// own (stateKind) that reconciles through it. Probes run in the
+// probe.Scheduler beside the controllers; a changed observation comes back
+// through the work queue of the state's kind.
+type StateReconciler struct {
 	client.Client
 	Recorder  events.EventRecorder
 	Clock     Clock
 	Scheduler *probe.Scheduler
 	// boundaries wakes schedule states when their windows open or close.
 	boundaries *boundaryTimers
-	// MaxConcurrentReconciles bounds how many states have their status
-	// written at once, so one state that changes often never delays another.
+	// MaxConcurrentReconciles bounds how many states of each kind have
+	// their status written at once, so one state that changes often never
+	// delays another.
 	MaxConcurrentReconciles int
+	// ClusterResourceNamespace is where the Secrets of cluster states'
+	// probe headers are.
+	ClusterResourceNamespace string
 
 	writes *ownWrites
-	probes probeNotifications
+	// probes and clusterProbes queue the namespaced and the cluster
+	// states whose observation changed.
+	probes, clusterProbes probeNotifications
 }
 
-// NewDynamicIngressStateReconciler wires a reconciler to a new probe
-// scheduler. SetupWithManager adds the scheduler to the manager.
-func NewDynamicIngressStateReconciler(c client.Client, recorder events.EventRecorder, clk Clock, prober *probe.Prober) *DynamicIngressStateReconciler {
-	r := &DynamicIngressStateReconciler{
+// stateObject is what the engine reads and writes of either kind of state:
+// the DynamicIngressState view the decisions read, and the status.
+type stateObject interface {
+	client.Object
+	StateView() *v1beta1.DynamicIngressState
+	StateStatus() *v1beta1.DynamicIngressStateStatus
+}
+
+// stateKind adapts the engine to one kind of state.
+type stateKind struct {
+	engine *StateReconciler
+	// name of the controller.
+	name string
+	// newObject returns an empty object of the kind.
+	newObject func() stateObject
+	// secretNamespace is where the state's header Secrets are.
+	secretNamespace func(key types.NamespacedName) string
+	// notifications is the kind's work queue, for the probes and timers.
+	notifications *probeNotifications
+}
+
+// NewStateReconciler wires the state engine to a new probe scheduler.
+// SetupWithManager adds the scheduler to the manager.
+func NewStateReconciler(c client.Client, recorder events.EventRecorder, clk Clock, prober *probe.Prober) *StateReconciler {
+	r := &StateReconciler{
 		Client:   c,
 		Recorder: recorder,
 		Clock:    clk,
 		writes:   newOwnWrites(clk),
 	}
-	r.Scheduler = probe.NewScheduler(prober, clk, r.probes.notify)
+	r.Scheduler = probe.NewScheduler(prober, clk, r.notify)
 	r.Scheduler.Observe = func(key string, took time.Duration, reason probe.FailureReason) {
 		ns, name, _ := strings.Cut(key, "/")
 		metrics.ObserveProbe(ns, name, took, string(reason))
 	}
-	r.boundaries = newBoundaryTimers(clk, r.probes.notify)
+	r.boundaries = newBoundaryTimers(clk, r.notify)
 	return r
+}
+
+// notify queues the state with this "namespace/name" key in its kind's
+// queue: a cluster state's key has no namespace ("/name").
+func (r *StateReconciler) notify(key string) {
+	if strings.HasPrefix(key, "/") {
+		r.clusterProbes.notify(key)
+		return
+	}
+	r.probes.notify(key)
+}
+
+// namespacedStates and clusterStates are the engine's two kinds.
+func (r *StateReconciler) namespacedStates() *stateKind {
+	return &stateKind{engine: r, name: "dynamicingressstate", notifications: &r.probes,
+		newObject:       func() stateObject { return &v1beta1.DynamicIngressState{} },
+		secretNamespace: func(key types.NamespacedName) string { return key.Namespace }}
+}
+
+func (r *StateReconciler) clusterStates() *stateKind {
+	return &stateKind{engine: r, name: "clusterdynamicingressstate", notifications: &r.clusterProbes,
+		newObject:       func() stateObject { return &v1beta1.ClusterDynamicIngressState{} },
+		secretNamespace: func(types.NamespacedName) string { return r.ClusterResourceNamespace }}
 }
 
 // probeNotifications hands a state whose observation changed to the
@@ -94,28 +147,32 @@ func (p *probeNotifications) notify(key string) {
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressstates/status,verbs=patch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // Reconcile registers or removes the state's probe and writes its status
 // when it changed.
-func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r := k.engine
 	key := req.String()
-	state := &v1beta1.DynamicIngressState{}
-	if err := r.Get(ctx, req.NamespacedName, state); err != nil {
+	obj := k.newObject()
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
-			r.writes.forget(state, req.NamespacedName)
+			r.writes.forget(obj, req.NamespacedName)
 			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.writes.cacheHolds(state) {
+	if !r.writes.cacheHolds(obj) {
 		// Comparing with a status this manager already replaced could
 		// skip a write that is needed (docs/architecture.md).
-		return ctrl.Result{RequeueAfter: r.writes.retryAfter(state)}, nil
+		return ctrl.Result{RequeueAfter: r.writes.retryAfter(obj)}, nil
 	}
+	state := obj.StateView()
 	if !state.DeletionTimestamp.IsZero() {
 		r.Scheduler.Remove(key)
 		r.boundaries.remove(key)
@@ -130,7 +187,7 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 		// The status's response is the state's current one: a restarted
 		// manager holds it against a blip like a running one would.
 		current := probe.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body, Truncated: state.Status.BodyTruncated}
-		r.Scheduler.Ensure(key, probeSpec(state.Namespace, state.Spec.Probe), current)
+		r.Scheduler.Ensure(key, probeSpec(k.secretNamespace(req.NamespacedName), req.Namespace, state.Spec.Probe), current)
 		obs, _ := r.Scheduler.Observation(key)
 		status = probedStatus(state, obs, now)
 	case state.Spec.FixedResponse != nil:
@@ -147,12 +204,12 @@ func (r *DynamicIngressStateReconciler) Reconcile(ctx context.Context, req ctrl.
 	}
 	r.boundaries.set(key, nextBoundary)
 	metrics.SetStateUp(req.Namespace, req.Name, status.StatusCode != "")
-	return ctrl.Result{}, r.writeStatus(ctx, state, status)
+	return ctrl.Result{}, r.writeStatus(ctx, obj, status)
 }
 
 // stopProbing stops the probes of a state that is not probed (any more),
 // and forgets their metrics.
-func (r *DynamicIngressStateReconciler) stopProbing(key string, req ctrl.Request) {
+func (r *StateReconciler) stopProbing(key string, req ctrl.Request) {
 	if _, probed := r.Scheduler.Observation(key); probed {
 		r.Scheduler.Remove(key)
 		metrics.ForgetProbes(req.Namespace, req.Name)
@@ -164,13 +221,13 @@ func (r *DynamicIngressStateReconciler) stopProbing(key string, req ctrl.Request
 // conflict (the status too large for etcd, say), it tries to say so on the
 // Ready condition, keeping the response the status had, and returns the
 // error so that the write is retried with backoff.
-func (r *DynamicIngressStateReconciler) writeStatus(ctx context.Context, state *v1beta1.DynamicIngressState, status v1beta1.DynamicIngressStateStatus) error {
-	if equality.Semantic.DeepEqual(state.Status, status) {
+func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, status v1beta1.DynamicIngressStateStatus) error {
+	if equality.Semantic.DeepEqual(*state.StateStatus(), status) {
 		return nil
 	}
-	before := state.DeepCopy()
-	prev := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
-	state.Status = status
+	before := state.DeepCopyObject().(stateObject)
+	prev := meta.FindStatusCondition(before.StateStatus().Conditions, v1beta1.ConditionReady)
+	*state.StateStatus() = status
 	err := r.Status().Patch(ctx, state, client.MergeFrom(before))
 	switch {
 	case apierrors.IsNotFound(err):
@@ -190,14 +247,14 @@ func (r *DynamicIngressStateReconciler) writeStatus(ctx context.Context, state *
 
 // reportWriteFailure sets Ready=False/StatusWriteFailed on the status as it
 // was, when that differs from what is there, and returns writeErr.
-func (r *DynamicIngressStateReconciler) reportWriteFailure(ctx context.Context, before *v1beta1.DynamicIngressState, writeErr error) error {
-	state := before.DeepCopy()
-	cond := statusWriteFailedCondition(state.Generation, writeErr)
-	prev := meta.FindStatusCondition(state.Status.Conditions, v1beta1.ConditionReady)
+func (r *StateReconciler) reportWriteFailure(ctx context.Context, before stateObject, writeErr error) error {
+	state := before.DeepCopyObject().(stateObject)
+	cond := statusWriteFailedCondition(state.GetGeneration(), writeErr)
+	prev := meta.FindStatusCondition(state.StateStatus().Conditions, v1beta1.ConditionReady)
 	if prev != nil && prev.Reason == cond.Reason && prev.Message == cond.Message {
 		return writeErr
 	}
-	meta.SetStatusCondition(&state.Status.Conditions, cond)
+	meta.SetStatusCondition(&state.StateStatus().Conditions, cond)
 	if err := r.Status().Patch(ctx, state, client.MergeFrom(before)); err == nil {
 		r.writes.wrote(state)
 		r.Recorder.Eventf(state, nil, corev1.EventTypeWarning, v1beta1.ReasonStatusWriteFailed, "WriteStatus", "%s", cond.Message)
@@ -205,18 +262,30 @@ func (r *DynamicIngressStateReconciler) reportWriteFailure(ctx context.Context, 
 	return writeErr
 }
 
-// SetupWithManager registers the controller and its probe scheduler.
-func (r *DynamicIngressStateReconciler) SetupWithManager(mgr ctrl.Manager) error {
+// SetupWithManager registers the probe scheduler and a controller for
+// DynamicIngressStates and, with clusterStates, one for
+// ClusterDynamicIngressStates, both reconciling through this engine.
+func (r *StateReconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool) error {
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta1.DynamicIngressState{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Func(r.probes.start)).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-			RateLimiter:             retryRateLimiter(),
-		}).
-		Named("dynamicingressstate").
-		Complete(r)
+	kinds := []*stateKind{r.namespacedStates()}
+	if clusterStates {
+		kinds = append(kinds, r.clusterStates())
+	}
+	for _, k := range kinds {
+		err := ctrl.NewControllerManagedBy(mgr).
+			For(k.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			WatchesRawSource(source.Func(k.notifications.start)).
+			WithOptions(controller.Options{
+				MaxConcurrentReconciles: r.MaxConcurrentReconciles,
+				RateLimiter:             retryRateLimiter(),
+			}).
+			Named(k.name).
+			Complete(k)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

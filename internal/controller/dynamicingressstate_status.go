@@ -12,10 +12,12 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
-// probeSpec turns the probe of a state in namespace into what the
-// scheduler runs, with the defaults of a probe that bypassed the
-// defaulting webhook. A header's Secret is in the state's namespace.
-func probeSpec(namespace string, p *v1beta1.HTTPProbe) probe.Spec {
+// probeSpec turns the probe of a state into what the scheduler runs, with
+// the defaults of a probe that bypassed the defaulting webhook. A header's
+// Secret is in secretNamespace (the state's namespace, or the cluster
+// resource namespace for a cluster state); tenant is the state's namespace,
+// "" for a cluster state, whose share of the answers' memory it is.
+func probeSpec(secretNamespace, tenant string, p *v1beta1.HTTPProbe) probe.Spec {
 	p = p.DeepCopy()
 	p.Default()
 	headers := make([]probe.Header, 0, len(p.Headers))
@@ -23,13 +25,13 @@ func probeSpec(namespace string, p *v1beta1.HTTPProbe) probe.Spec {
 		header := probe.Header{Name: h.Name, Value: h.Value}
 		if h.ValueFrom != nil {
 			ref := h.ValueFrom.SecretKeyRef
-			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: namespace, Name: ref.Name, Key: ref.Key}}
+			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: secretNamespace, Name: ref.Name, Key: ref.Key}}
 		}
 		headers = append(headers, header)
 	}
 	return probe.Spec{
 		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: headers, Timeout: p.Timeout.Duration,
-			BodyExpression: p.BodyExpression, Tenant: namespace},
+			BodyExpression: p.BodyExpression, Tenant: tenant},
 		Interval:         p.Interval.Duration,
 		FailureThreshold: int(p.FailureThresholdOrDefault()),
 		SuccessThreshold: int(p.SuccessThresholdOrDefault()),

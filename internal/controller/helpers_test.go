@@ -38,8 +38,10 @@ func conditionOf(obj client.Object, condType string) func() string {
 		switch o := obj.(type) {
 		case interface{ SwitchStatus() *v1beta1.SwitchStatus }:
 			conds, gen = o.SwitchStatus().Conditions, obj.GetGeneration()
-		case *v1beta1.DynamicIngressState:
-			conds, gen = o.Status.Conditions, o.Generation
+		case interface {
+			StateStatus() *v1beta1.DynamicIngressStateStatus
+		}:
+			conds, gen = o.StateStatus().Conditions, obj.GetGeneration()
 		}
 		c := meta.FindStatusCondition(conds, condType)
 		if c == nil {

@@ -66,6 +66,10 @@ var (
 	errNoSecret = errors.New("the Secret does not exist")
 	errNoKey    = errors.New("the Secret has no such key")
 	errTooLong  = fmt.Errorf("the value is longer than %d bytes", probe.MaxSecretValueBytes)
+	// errNoNamespace: a cluster state's Secret is in the manager's
+	// --cluster-resource-namespace, and the manager has none (it runs
+	// outside a cluster without the flag).
+	errNoNamespace = errors.New("the manager has no --cluster-resource-namespace, where cluster states' Secrets live")
 )
 
 // SecretValue returns the value of key for a state probed every
@@ -89,6 +93,10 @@ func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey, int
 func (s *secretReader) read(ctx context.Context, key probe.SecretKey) secretLookup {
 	secret := &corev1.Secret{}
 	l := secretLookup{read: s.now()}
+	if key.Namespace == "" {
+		l.err = errNoNamespace
+		return l
+	}
 	err := s.reader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -48,8 +48,16 @@ type Options struct {
 	SecretRotationWindow time.Duration
 	// HTTPRoutes runs the DynamicHTTPRoute controller: set it when the
 	// cluster serves HTTPRoutes (ServesHTTPRoutes), and the cache with
-	// CacheOptions(true).
+	// CacheOptions(true, ...).
 	HTTPRoutes bool
+	// ClusterStates runs the ClusterDynamicIngressState controller and
+	// lets switches follow cluster states: it needs read and status access
+	// to them and read access to Namespaces' metadata. Without it a switch
+	// that follows a cluster state is Ready=False/ClusterStatesNotWatched.
+	ClusterStates bool
+	// ClusterResourceNamespace is where the Secrets of cluster states'
+	// probe headers are.
+	ClusterResourceNamespace string
 }
 
 // Clock is what the controllers need of a clock: tickers for probes and
@@ -65,13 +73,16 @@ type Clock interface {
 // everyone else; and it drops from every cached switch, state and target
 // what the reconcilers never read (stripSwitch, stripTarget), so that it
 // grows as little as it can with the operator's own.
-func CacheOptions(httpRoutes bool) cache.Options {
+func CacheOptions(httpRoutes, clusterStates bool) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}), Transform: stripTarget}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&networkingv1.Ingress{}:        managed,
 		&v1beta1.DynamicIngress{}:      {Transform: stripSwitch},
 		&v1beta1.DynamicIngressState{}: {Transform: stripSwitch},
 	}}
+	if clusterStates {
+		opts.ByObject[&v1beta1.ClusterDynamicIngressState{}] = cache.ByObject{Transform: stripSwitch}
+	}
 	if httpRoutes {
 		opts.ByObject[&gatewayv1.HTTPRoute{}] = managed
 		opts.ByObject[&v1beta1.DynamicHTTPRoute{}] = cache.ByObject{Transform: stripSwitch}
@@ -114,11 +125,15 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
-	states := NewDynamicIngressStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
+	states := NewStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
 		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)))
 	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
-	if err := states.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the DynamicIngressState controller: %w", err)
+	states.ClusterResourceNamespace = opts.ClusterResourceNamespace
+	if err := states.SetupWithManager(mgr, opts.ClusterStates); err != nil {
+		return fmt.Errorf("setting up the state controllers: %w", err)
+	}
+	if !opts.ClusterStates {
+		ctrl.LoggerFrom(ctx).WithName("setup").Info("ClusterDynamicIngressStates are not followed: the manager was started with --cluster-states=false (namespaced mode without the chart's clusterStates.followInNamespacedMode)")
 	}
 	gate := newStatusGate(clock.RealClock{}, maxStatusHold)
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {
@@ -144,6 +159,7 @@ func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statu
 	if err != nil {
 		return err
 	}
+	r.ClusterStates = opts.ClusterStates
 	return r.SetupWithManager(mgr)
 }
 

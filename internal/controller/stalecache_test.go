@@ -71,7 +71,7 @@ func startLaggingManager(t *testing.T) {
 // real one when nil). The suite's manager does not watch that namespace.
 func startManagerFor(t *testing.T, namespace string, cfg *rest.Config, clk controller.Clock) {
 	t.Helper()
-	startOwnManager(t, namespace, cfg, controller.CacheOptions(true), controller.Options{
+	startOwnManager(t, namespace, cfg, controller.CacheOptions(true, true), controller.Options{
 		MaxConcurrentReconciles: 2, StateMaxConcurrentReconciles: 2, Clock: clk})
 }
 

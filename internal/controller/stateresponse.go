@@ -36,10 +36,11 @@ func newFixedChanges(clk clock.PassiveClock) *fixedChanges {
 // response is seen ahead of its status, and nothing once the status shows
 // it.
 func (f *fixedChanges) note(obj client.Object) {
-	state, ok := obj.(*v1beta1.DynamicIngressState)
+	view, ok := obj.(stateObject)
 	if !ok {
 		return
 	}
+	state := view.StateView()
 	key := client.ObjectKeyFromObject(state)
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
@@ -23,30 +24,34 @@ func TestReadyCondition(t *testing.T) {
 	di.Spec.State = "x"
 	matched := metav1.Condition{Status: "True", Reason: "Matched"}
 	missing := metav1.Condition{Status: "False", Reason: "StateNotFound"}
+	notFound := &decision.Unfollowed{Reason: "StateNotFound", Message: `DynamicIngressState "x" not found`}
+	notAdmitted := &decision.Unfollowed{Reason: "StateNotAdmitted", Message: `ClusterDynamicIngressState "g" does not admit namespace "shop"`}
 	missingActive := metav1.Condition{Status: "True", Reason: "StateNotFound"}
 	overridden := metav1.Condition{Status: "True", Reason: "Overridden"}
 	tests := []struct {
-		name       string
-		stateFound bool
-		active     metav1.Condition
-		target     targetResult
-		want       metav1.Condition
+		name   string
+		why    *decision.Unfollowed
+		active metav1.Condition
+		target targetResult
+		want   metav1.Condition
 	}{
-		{"synced", true, matched, targetResult{reason: "Synced", message: "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
-		{"conflict", true, matched, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
-		{"apply failed", true, matched, targetResult{reason: "ApplyFailed", message: "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
-		{"state missing, target synced to passive", false, missing, targetResult{reason: "Synced", message: "ok"},
+		{"synced", nil, matched, targetResult{reason: "Synced", message: "ok"}, metav1.Condition{Status: "True", Reason: "Synced", Message: "ok"}},
+		{"conflict", nil, matched, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"apply failed", nil, matched, targetResult{reason: "ApplyFailed", message: "boom"}, metav1.Condition{Status: "False", Reason: "ApplyFailed", Message: "boom"}},
+		{"state missing, target synced to passive", notFound, missing, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the passive template`}},
-		{"state missing, policy Active", false, missingActive, targetResult{reason: "Synced", message: "ok"},
+		{"state missing, policy Active", notFound, missingActive, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
-		{"state missing under an override: still not Ready", false, overridden, targetResult{reason: "Synced", message: "ok"},
+		{"state missing under an override: still not Ready", notFound, overridden, targetResult{reason: "Synced", message: "ok"},
 			metav1.Condition{Status: "False", Reason: "StateNotFound", Message: `DynamicIngressState "x" not found; the target follows the active template`}},
-		{"state missing and conflict: the conflict shows", false, missing, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
+		{"cluster state not admitted", notAdmitted, missing, targetResult{reason: "Synced", message: "ok"},
+			metav1.Condition{Status: "False", Reason: "StateNotAdmitted", Message: `ClusterDynamicIngressState "g" does not admit namespace "shop"; the target follows the passive template`}},
+		{"state missing and conflict: the conflict shows", notFound, missing, targetResult{reason: "TargetConflict", message: "taken"}, metav1.Condition{Status: "False", Reason: "TargetConflict", Message: "taken"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.Type, tt.want.ObservedGeneration = "Ready", 2
-			if diff := cmp.Diff(tt.want, readyCondition(di, tt.stateFound, tt.active, tt.target)); diff != "" {
+			if diff := cmp.Diff(tt.want, readyCondition(di, tt.why, tt.active, tt.target)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -140,7 +145,7 @@ func TestProbeSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, probeSpec("shop", &tt.in)); diff != "" {
+			if diff := cmp.Diff(tt.want, probeSpec("shop", "shop", &tt.in)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -3,6 +3,8 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"os"
 	"strings"
@@ -62,7 +64,7 @@ func runSuite(m *testing.M) int {
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace, horizonClockNamespace),
+		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -76,7 +78,7 @@ func runSuite(m *testing.M) int {
 	guard, _ := probe.ParseGuard("192.0.2.0/24", "")
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
 		Guard: guard, MaxBodyBytes: 10240, MaxConcurrentReconciles: 16, StateMaxConcurrentReconciles: 8, HTTPRoutes: true,
-		SecretRotationWindow: secretRotationWindow,
+		SecretRotationWindow: secretRotationWindow, ClusterStates: true, ClusterResourceNamespace: clusterResourceNamespace,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -145,6 +147,9 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // rotated Secret: short, so that a rotation shows in seconds.
 const secretRotationWindow = 3 * time.Second
 
+// clusterResourceNamespace is where the suite's cluster states' Secrets are.
+const clusterResourceNamespace = "platform"
+
 func newNamespace(t *testing.T) string { return suite.NewNamespace(t, k8s) }
 
 func eventually(t *testing.T, f any) gomega.AsyncAssertion { return suite.Eventually(t, f) }
@@ -152,7 +157,7 @@ func eventually(t *testing.T, f any) gomega.AsyncAssertion { return suite.Eventu
 // cacheOptionsExcept is the manager's cache configuration without the
 // objects of some namespaces, which tests hand to managers of their own.
 func cacheOptionsExcept(namespaces ...string) cache.Options {
-	opts := controller.CacheOptions(true)
+	opts := controller.CacheOptions(true, true)
 	var selectors []fields.Selector
 	for _, ns := range namespaces {
 		selectors = append(selectors, fields.OneTermNotEqualSelector("metadata.namespace", ns))
@@ -163,5 +168,8 @@ func cacheOptionsExcept(namespaces ...string) cache.Options {
 		byObject.Field = notThere
 		opts.ByObject[obj] = byObject
 	}
+	// Cluster-scoped objects have no metadata.namespace to select on.
+	opts.ByObject[&v1beta1.ClusterDynamicIngressState{}] = cache.ByObject{Field: fields.Everything()}
+	opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: fields.Everything()}
 	return opts
 }

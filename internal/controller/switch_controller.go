@@ -14,6 +14,7 @@ import (
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,6 +87,9 @@ type SwitchReconciler struct {
 	// fixed has when fixed states' spec changes were seen, for the switch
 	// latency of switches that decide from the spec.
 	fixed *fixedChanges
+	// ClusterStates lets switches follow ClusterDynamicIngressStates: the
+	// engine watches them and Namespaces' labels (Options.ClusterStates).
+	ClusterStates bool
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
@@ -122,6 +126,8 @@ func kindName(kind target.Kind) string {
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=httproutes.gateway.networking.k8s.io,verbs=get
+// +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile reads the switch and its state, syncs the target and writes
@@ -157,7 +163,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 
-	state, err := r.getState(ctx, sw)
+	state, why, err := r.getState(ctx, sw)
 	if err != nil {
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
@@ -172,6 +178,9 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	active := decision.Active(sw, state, current)
+	if why != nil {
+		active = decision.ActiveUnfollowed(sw, *why, current)
+	}
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
 	if lag := (*cacheLagError)(nil); errors.As(syncErr, &lag) {
@@ -183,8 +192,8 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
 	r.gate.done(kind, req.NamespacedName, ticket)
-	ready := readyCondition(sw, state != nil, active, result)
-	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State, isActive)
+	ready := readyCondition(sw, why, active, result)
+	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State.Name, isActive)
 
 	if wrote && syncErr == nil {
 		// A flip fans out to every switch of the state: the targets are
@@ -297,18 +306,57 @@ func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
 	return decision.TargetMode(r.Kind, sw, live)
 }
 
-// getState returns the DynamicIngressState named in spec.state, nil when it
-// does not exist.
-func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1beta1.DynamicIngressState, error) {
-	state := &v1beta1.DynamicIngressState{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: sw.SwitchSpec().State}, state, client.UnsafeDisableDeepCopy)
+// getState returns the state the switch follows (spec.state or
+// spec.stateRef), as the decisions read it: a DynamicIngressState in the
+// switch's namespace, or the view of a ClusterDynamicIngressState whose
+// grant admits the namespace. When there is none to follow it returns nil
+// and why: the state does not exist, its grant does not admit the
+// namespace, or this manager does not watch cluster states.
+func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
+	ref := sw.SwitchSpec().State
+	if !ref.IsCluster() {
+		state := &v1beta1.DynamicIngressState{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: ref.Name}, state, client.UnsafeDisableDeepCopy)
+		if apierrors.IsNotFound(err) {
+			return nil, ptr.To(decision.NotFound(ref)), nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return state, nil, nil
+	}
+	if !r.ClusterStates {
+		return nil, &decision.Unfollowed{Reason: v1beta1.ReasonClusterStatesNotWatched,
+			Message: ref.String() + " is not followed: this manager does not watch ClusterDynamicIngressStates (it runs in namespaced mode without the chart's clusterStates.followInNamespacedMode, docs/install.md)"}, nil
+	}
+	state := &v1beta1.ClusterDynamicIngressState{}
+	err := r.Get(ctx, types.NamespacedName{Name: ref.Name}, state, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		return nil, ptr.To(decision.NotFound(ref)), nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	labels, err := r.namespaceLabels(ctx, sw.GetNamespace())
+	if err != nil {
+		return nil, nil, err
+	}
+	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, sw.GetNamespace(), labels); msg != "" {
+		return nil, &decision.Unfollowed{Reason: v1beta1.ReasonStateNotAdmitted, Message: msg}, nil
+	}
+	return state.StateView(), nil, nil
+}
+
+// namespaceLabels are the labels of a namespace, from the cache's
+// metadata-only copy of Namespaces; nil when it is gone.
+func (r *SwitchReconciler) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	err := r.Get(ctx, types.NamespacedName{Name: name}, ns, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return state, nil
+	return ns.GetLabels(), err
 }
 
 // syncTarget makes the target what the template of the mode says (absent
@@ -680,12 +728,18 @@ func statusMergePatch(before, after *v1beta1.SwitchStatus) ([]byte, error) {
 // SetupWithManager registers the engine for its kind. Call index.Setup
 // first.
 func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			r.Kind.NewSwitch(), handler.OnlyControllerOwner())), builder.WithPredicates(r.notAnEchoOfOurApply())).
-		Watches(&v1beta1.DynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
-		WatchesRawSource(source.Func(r.releaseHeld)).
+		Watches(&v1beta1.DynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged()))
+	if r.ClusterStates {
+		// A cluster state's followers, and the followers in a namespace
+		// whose labels changed: the grant decides again (getState).
+		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
+			WatchesMetadata(&corev1.Namespace{}, r.namespaceRelabelled(), builder.WithPredicates(labelsChanged()))
+	}
+	return b.WatchesRawSource(source.Func(r.releaseHeld)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
 		Named(kindName(r.Kind)).
 		Complete(r)
@@ -798,11 +852,16 @@ func expectAndAdd(gate *statusGate, kind string, keys []types.NamespacedName, q 
 	}
 }
 
-// switchesOf lists the switches of this kind that a state drives.
+// switchesOf lists the switches of this kind that a state drives: a
+// DynamicIngressState's in its namespace, a ClusterDynamicIngressState's
+// in every namespace.
 func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) []types.NamespacedName {
 	list := r.Kind.NewSwitchList()
-	if err := r.List(ctx, list, client.InNamespace(state.GetNamespace()),
-		client.MatchingFields{index.State: state.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	selection := []client.ListOption{client.InNamespace(state.GetNamespace()), client.MatchingFields{index.State: state.GetName()}}
+	if _, cluster := state.(*v1beta1.ClusterDynamicIngressState); cluster {
+		selection = []client.ListOption{client.MatchingFields{index.ClusterState: state.GetName()}}
+	}
+	if err := r.List(ctx, list, append(selection, client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a state", "kind", r.Kind.SwitchKind(), "state", client.ObjectKeyFromObject(state))
 		return nil
 	}
@@ -817,19 +876,63 @@ func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) 
 // responseChanged passes state creations and deletions, and updates that
 // change the response switches compare with (followedResponse: a fixed
 // state's spec, so that its switches are enqueued by the spec change
-// itself, and not again by the status write that follows it); a state's
-// condition changing alone does not concern them.
+// itself, and not again by the status write that follows it) or, for a
+// cluster state, its grant; a state's condition changing alone does not
+// concern them.
 func responseChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			before, ok1 := e.ObjectOld.(*v1beta1.DynamicIngressState)
-			after, ok2 := e.ObjectNew.(*v1beta1.DynamicIngressState)
+			before, ok1 := e.ObjectOld.(stateObject)
+			after, ok2 := e.ObjectNew.(stateObject)
 			if !ok1 || !ok2 {
 				return true
 			}
-			code0, body0 := decision.FollowedResponse(before)
-			code1, body1 := decision.FollowedResponse(after)
-			return code0 != code1 || body0 != body1
+			code0, body0 := decision.FollowedResponse(before.StateView())
+			code1, body1 := decision.FollowedResponse(after.StateView())
+			return code0 != code1 || body0 != body1 || grantChanged(e.ObjectOld, e.ObjectNew)
+		},
+	}
+}
+
+// grantChanged says whether a cluster state's spec.followers changed.
+func grantChanged(before, after client.Object) bool {
+	c0, ok1 := before.(*v1beta1.ClusterDynamicIngressState)
+	c1, ok2 := after.(*v1beta1.ClusterDynamicIngressState)
+	return ok1 && ok2 && !equality.Semantic.DeepEqual(c0.Spec.Followers, c1.Spec.Followers)
+}
+
+// labelsChanged passes the updates of a Namespace that change its labels,
+// which a cluster state's grant reads.
+func labelsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+		},
+	}
+}
+
+// namespaceRelabelled enqueues the switches of this kind in a namespace
+// whose labels changed that follow a cluster state, each expected by the
+// status gate first, as a flip's: the grant may now admit them, or no
+// longer.
+func (r *SwitchReconciler) namespaceRelabelled() handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			list := r.Kind.NewSwitchList()
+			if err := r.List(ctx, list, client.InNamespace(e.ObjectNew.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a namespace", "kind", r.Kind.SwitchKind(), "namespace", e.ObjectNew.GetName())
+				return
+			}
+			var keys []types.NamespacedName
+			for _, sw := range r.Kind.SwitchItems(list) {
+				if sw.SwitchSpec().State.IsCluster() {
+					keys = append(keys, client.ObjectKeyFromObject(sw))
+				}
+			}
+			expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
 		},
 	}
 }

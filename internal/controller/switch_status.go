@@ -23,18 +23,19 @@ type targetResult struct {
 }
 
 // readyCondition says whether the target is what the selected template says.
-// A missing state makes it False even though the target follows a known
-// template: the DynamicIngress points at nothing and needs a look. An
-// override does not hide a missing state.
-func readyCondition(sw target.Switch, stateFound bool, active metav1.Condition, result targetResult) metav1.Condition {
+// A state that is missing or not followed (why, nil when the switch follows
+// its state) makes it False even though the target follows a known
+// template: the switch points at nothing it may follow and needs a look.
+// An override does not hide it.
+func readyCondition(sw target.Switch, why *decision.Unfollowed, active metav1.Condition, result targetResult) metav1.Condition {
 	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration(),
 		Reason: result.reason, Message: result.message}
 	switch {
 	case result.reason != v1beta1.ReasonSynced:
-	case !stateFound:
-		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; the target follows the %s template",
-			sw.SwitchSpec().State, decision.ModeName(active.Status == metav1.ConditionTrue))
+	case why != nil:
+		cond.Reason = why.Reason
+		cond.Message = fmt.Sprintf("%s; the target follows the %s template",
+			why.Message, decision.ModeName(active.Status == metav1.ConditionTrue))
 	default:
 		cond.Status = metav1.ConditionTrue
 	}

@@ -25,7 +25,31 @@ import (
 // says which mode follows. state is nil when it does not exist. current is
 // the mode the target is in now, nil when unknown (see retainedMode).
 func Active(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
-	cond := followState(sw, state, current)
+	return overridden(sw, followState(sw, state, current))
+}
+
+// ActiveUnfollowed is the Active condition of a switch that has no state
+// to follow (why): the mode its failurePolicy selects, current as in
+// Active, unless spec.override pins one.
+func ActiveUnfollowed(sw target.Switch, why Unfollowed, current *bool) metav1.Condition {
+	return overridden(sw, unfollowed(sw, why, current))
+}
+
+// unfollowed is the Active condition failurePolicy selects, override aside.
+func unfollowed(sw target.Switch, why Unfollowed, current *bool) metav1.Condition {
+	cond := metav1.Condition{Type: v1beta1.ConditionActive, ObservedGeneration: sw.GetGeneration(), Reason: why.Reason,
+		Status: noAnswerStatus(sw, current)}
+	cond.Message = fmt.Sprintf("%s; %s", why.Message, policyPhrase(sw.SwitchSpec(), cond.Status))
+	return cond
+}
+
+// NotFound is why a switch whose state does not exist follows none.
+func NotFound(ref v1beta1.StateReference) Unfollowed {
+	return Unfollowed{Reason: v1beta1.ReasonStateNotFound, Message: ref.String() + " not found"}
+}
+
+// overridden is cond as spec.override changes it.
+func overridden(sw target.Switch, cond metav1.Condition) metav1.Condition {
 	if override := sw.SwitchSpec().Override; override != "" {
 		would := cond
 		cond.Status = ConditionStatus(override == v1beta1.ModeActive)
@@ -41,10 +65,7 @@ func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *
 	spec := sw.SwitchSpec()
 	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
 	if state == nil {
-		cond.Reason = v1beta1.ReasonStateNotFound
-		cond.Status = noAnswerStatus(sw, current)
-		cond.Message = fmt.Sprintf("DynamicIngressState %q not found; %s", spec.State, policyPhrase(spec, cond.Status))
-		return cond
+		return unfollowed(sw, NotFound(spec.State), current)
 	}
 	want := match.Expected{StatusCode: spec.Expected.StatusCode, Body: spec.Expected.Body,
 		BodyMatch: match.BodyMatch(spec.Expected.BodyMatch), Expression: spec.Expected.Expression}

@@ -13,9 +13,14 @@ import (
 
 const (
 	// State indexes switches (DynamicIngresses, DynamicHTTPRoutes) by the
-	// name of their state (spec.state), so a state change finds every
-	// switch it drives without a full list.
+	// name of the DynamicIngressState they follow (spec.state, or
+	// spec.stateRef of that kind), so a state change finds every switch it
+	// drives without a full list.
 	State = "spec.state"
+	// ClusterState indexes switches by the name of the
+	// ClusterDynamicIngressState they follow (spec.stateRef of that kind),
+	// in every namespace; "" for a switch that follows none.
+	ClusterState = "spec.stateRef.cluster"
 	// Target indexes switches by the name of their target (spec.target.name),
 	// so that two switches never share one target.
 	Target = "spec.target.name"
@@ -32,7 +37,18 @@ type switchSpec interface {
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, obj := range []switchSpec{&v1beta1.DynamicIngress{}, &v1beta1.DynamicHTTPRoute{}} {
 		if err := indexer.IndexField(ctx, obj, State, func(o client.Object) []string {
-			return []string{o.(switchSpec).SwitchSpec().State}
+			if ref := o.(switchSpec).SwitchSpec().State; !ref.IsCluster() {
+				return []string{ref.Name}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := indexer.IndexField(ctx, obj, ClusterState, func(o client.Object) []string {
+			if ref := o.(switchSpec).SwitchSpec().State; ref.IsCluster() {
+				return []string{ref.Name}
+			}
+			return []string{""}
 		}); err != nil {
 			return err
 		}

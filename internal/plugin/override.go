@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,12 +95,9 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	if err := c.Patch(ctx, sw, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
 	}
-	state := &v1beta1.DynamicIngressState{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: sw.SwitchSpec().State}, state); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return OverrideResult{}, fmt.Errorf("reading state %q in namespace %q: %w", sw.SwitchSpec().State, ns, err)
-		}
-		state = nil
+	state, err := followedState(ctx, c, sw)
+	if err != nil {
+		return OverrideResult{}, err
 	}
 	var live client.Object
 	if k := target.Key(sw); k.Namespace == ns {
@@ -113,6 +111,39 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	}
 	now := decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue
 	selects := decision.Selected(kind, sw, state, live).Status == metav1.ConditionTrue
-	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State,
+	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State.Name,
 		Mode: decision.ModeName(now), StateSelects: decision.ModeName(selects)}, nil
+}
+
+// followedState reads the state a switch follows, as the engine decides
+// from it: nil when it does not exist or, for a cluster state, when its
+// grant does not admit the switch's namespace (or the namespace cannot be
+// read to tell).
+func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1beta1.DynamicIngressState, error) {
+	ref := sw.SwitchSpec().State
+	if !ref.IsCluster() {
+		state := &v1beta1.DynamicIngressState{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: ref.Name}, state); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("reading state %q in namespace %q: %w", ref.Name, sw.GetNamespace(), err)
+		}
+		return state, nil
+	}
+	state := &v1beta1.ClusterDynamicIngressState{}
+	if err := c.Get(ctx, types.NamespacedName{Name: ref.Name}, state); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, types.NamespacedName{Name: sw.GetNamespace()}, ns); err != nil {
+		return nil, fmt.Errorf("reading namespace %q, whose labels %s's grant reads: %w", sw.GetNamespace(), ref, err)
+	}
+	if decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, ns.Name, ns.Labels) != "" {
+		return nil, nil
+	}
+	return state.StateView(), nil
 }

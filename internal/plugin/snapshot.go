@@ -105,7 +105,7 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 	}
 	var items []Item
 	for _, sw := range kind.SwitchItems(list) {
-		if sw.SwitchSpec().State == state {
+		if ref := sw.SwitchSpec().State; !ref.IsCluster() && ref.Name == state {
 			items = append(items, Item{Kind: kind, Switch: sw})
 		}
 	}

@@ -42,6 +42,14 @@ func (w *DynamicIngressWrapper) State(name string) *DynamicIngressWrapper {
 	return w
 }
 
+// ClusterState makes the DynamicIngress follow the ClusterDynamicIngressState name
+// (spec.stateRef) instead of a DynamicIngressState.
+func (w *DynamicIngressWrapper) ClusterState(name string) *DynamicIngressWrapper {
+	w.Spec.State = ""
+	w.Spec.StateRef = &v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: name}
+	return w
+}
+
 // ExpectCode sets the status code that selects active mode.
 func (w *DynamicIngressWrapper) ExpectCode(code string) *DynamicIngressWrapper {
 	w.Spec.Expected.StatusCode = code
@@ -125,6 +133,14 @@ func (w *DynamicHTTPRouteWrapper) Target(name string) *DynamicHTTPRouteWrapper {
 // State names the DynamicIngressState the DynamicHTTPRoute follows.
 func (w *DynamicHTTPRouteWrapper) State(name string) *DynamicHTTPRouteWrapper {
 	w.Spec.State = name
+	return w
+}
+
+// ClusterState makes the DynamicHTTPRoute follow the ClusterDynamicIngressState name
+// (spec.stateRef) instead of a DynamicIngressState.
+func (w *DynamicHTTPRouteWrapper) ClusterState(name string) *DynamicHTTPRouteWrapper {
+	w.Spec.State = ""
+	w.Spec.StateRef = &v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: name}
 	return w
 }
 

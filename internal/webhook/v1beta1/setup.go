@@ -31,9 +31,15 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 		Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngressState{}).
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngressState{}).
 		WithDefaulter(DynamicIngressStateDefaulter{}).
 		WithValidator(DynamicIngressStateValidator{Guard: guard}).
+		Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.ClusterDynamicIngressState{}).
+		WithDefaulter(ClusterDynamicIngressStateDefaulter{}).
+		WithValidator(ClusterDynamicIngressStateValidator{Guard: guard}).
 		Complete()
 }
 

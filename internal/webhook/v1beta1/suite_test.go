@@ -82,7 +82,7 @@ func startManager(env *envtest.Environment, cfg *rest.Config) (stop func(), err 
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   controller.CacheOptions(httpRoutes),
+		Cache:   controller.CacheOptions(httpRoutes, true),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -73,6 +75,9 @@ func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission
 	if len(errs) == 0 {
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
 	}
+	if len(errs) == 0 {
+		errs = append(errs, v.validateAdmitted(ctx, sw)...)
+	}
 	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
 
@@ -121,6 +126,11 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 		default:
 			errs = append(errs, v.validateTemplates(ctx, sw, existing)...)
 		}
+	}
+	// Checked when the reference changes: the grant is the platform's to
+	// edit, and an edit of something else must not fail on it.
+	if len(errs) == 0 && old.SwitchSpec().State != sw.SwitchSpec().State {
+		errs = append(errs, v.validateAdmitted(ctx, sw)...)
 	}
 	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
@@ -209,4 +219,37 @@ func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstruct
 			return err
 		}
 	}
+}
+
+// validateAdmitted rejects a switch that follows a ClusterDynamicIngressState
+// whose grant does not admit its namespace, naming the state and the grant
+// (docs/security.md). A cluster state that does not exist yet is accepted:
+// the switch's status says so, and it follows the state once it exists and
+// admits the namespace. So is one the manager may not read (namespaced mode
+// without cluster states): the status says that too.
+func (v SwitchValidator[T]) validateAdmitted(ctx context.Context, sw T) field.ErrorList {
+	ref := sw.SwitchSpec().State
+	if !ref.IsCluster() {
+		return nil
+	}
+	path := field.NewPath("spec", "stateRef")
+	state := &v1beta1.ClusterDynamicIngressState{}
+	err := v.Reader.Get(ctx, client.ObjectKey{Name: ref.Name}, state)
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err), meta.IsNoMatchError(err):
+		return nil
+	case err != nil:
+		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading %s: %w", ref, err))}
+	}
+	ns := &corev1.Namespace{}
+	if err := v.Reader.Get(ctx, client.ObjectKey{Name: sw.GetNamespace()}, ns); err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil
+		}
+		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading namespace %q: %w", sw.GetNamespace(), err))}
+	}
+	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, ns.Name, ns.Labels); msg != "" {
+		return field.ErrorList{field.Forbidden(path, msg)}
+	}
+	return nil
 }

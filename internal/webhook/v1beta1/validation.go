@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	"fmt"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"net/url"
 	"regexp"
 	"slices"
@@ -84,18 +85,39 @@ func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
 		errs = append(errs, field.Required(spec, fmt.Sprintf("at least one of %s and %s must be set (null means no %s in that mode)",
 			strings.TrimPrefix(kind.TemplateField(false), "spec."), strings.TrimPrefix(kind.TemplateField(true), "spec."), targetKind)))
 	}
-	if sws.State == "" {
-		errs = append(errs, field.Required(spec.Child("state"), "the name of a DynamicIngressState in the same namespace"))
-	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(sws.State) {
-			errs = append(errs, field.Invalid(spec.Child("state"), sws.State, msg))
-		}
-	}
+	errs = append(errs, validateStateReference(spec, sws)...)
 
 	errs = append(errs, validateExpected(spec.Child("expected"), &sws.Expected)...)
 	errs = append(errs, validateEnum(spec.Child("failurePolicy"), sws.FailurePolicy,
 		v1beta1.FailurePolicyPassive, v1beta1.FailurePolicyActive, v1beta1.FailurePolicyRetain)...)
 	errs = append(errs, validateEnum(spec.Child("override"), sws.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
+	return errs
+}
+
+// validateStateReference checks that exactly one of spec.state and
+// spec.stateRef names the state, and that the name is one an object can
+// have.
+func validateStateReference(spec *field.Path, sws v1beta1.SwitchSpec) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case sws.StateName == "" && sws.StateRef == nil:
+		return field.ErrorList{field.Required(spec, "exactly one of state and stateRef must be set: state names a DynamicIngressState in the same namespace, stateRef a state of either kind")}
+	case sws.StateName != "" && sws.StateRef != nil:
+		return field.ErrorList{field.Forbidden(spec.Child("stateRef"), "exactly one of state and stateRef must be set, and state is set")}
+	case sws.StateName != "":
+		for _, msg := range validation.IsDNS1123Subdomain(sws.StateName) {
+			errs = append(errs, field.Invalid(spec.Child("state"), sws.StateName, msg))
+		}
+		return errs
+	}
+	ref := spec.Child("stateRef")
+	errs = append(errs, validateEnum(ref.Child("kind"), sws.StateRef.Kind, v1beta1.StateKindNamespaced, v1beta1.StateKindCluster)...)
+	if sws.StateRef.Name == "" {
+		return append(errs, field.Required(ref.Child("name"), "the name of the state"))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(sws.StateRef.Name) {
+		errs = append(errs, field.Invalid(ref.Child("name"), sws.StateRef.Name, msg))
+	}
 	return errs
 }
 
@@ -179,6 +201,35 @@ func validateStatusCode(path *field.Path, code string, optional bool) field.Erro
 // ValidateDynamicIngressState checks a state; guard is the manager's
 // --probe-deny-cidrs. The object is expected to be defaulted.
 func ValidateDynamicIngressState(state *v1beta1.DynamicIngressState, guard probe.Guard) field.ErrorList {
+	return validateStateSpec(state, guard)
+}
+
+// ValidateClusterDynamicIngressState checks a cluster state: its source as
+// ValidateDynamicIngressState does, and its grant (spec.followers): from
+// All or Selector, and with Selector a valid label selector.
+func ValidateClusterDynamicIngressState(state *v1beta1.ClusterDynamicIngressState, guard probe.Guard) field.ErrorList {
+	errs := validateStateSpec(state.StateView(), guard)
+	return append(errs, validateGrant(field.NewPath("spec", "followers", "namespaces"), state.Spec.Followers.Namespaces)...)
+}
+
+// validateGrant checks spec.followers.namespaces.
+func validateGrant(path *field.Path, grant v1beta1.FollowerNamespaces) field.ErrorList {
+	switch grant.From {
+	case "":
+		return field.ErrorList{field.Required(path.Child("from"), "All or Selector: which namespaces' switches may follow this state")}
+	case v1beta1.NamespacesFromAll:
+		return nil
+	case v1beta1.NamespacesFromSelector:
+		if grant.Selector == nil {
+			return field.ErrorList{field.Required(path.Child("selector"), "selector is required when from is Selector")}
+		}
+		return metav1validation.ValidateLabelSelector(grant.Selector, metav1validation.LabelSelectorValidationOptions{}, path.Child("selector"))
+	}
+	return field.ErrorList{field.NotSupported(path.Child("from"), grant.From, []v1beta1.FromNamespaces{v1beta1.NamespacesFromAll, v1beta1.NamespacesFromSelector})}
+}
+
+// validateStateSpec checks the source of a state of either kind.
+func validateStateSpec(state *v1beta1.DynamicIngressState, guard probe.Guard) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	var set []string
