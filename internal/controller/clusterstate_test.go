@@ -172,6 +172,10 @@ func TestClusterStateStatusAndEvents(t *testing.T) {
 	}).Should(ContainElement("ProbeFailed"))
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NoResponse"))
 	NewWithT(t).Expect(conditionOf(di, v1beta1.ConditionReady)()).To(Equal("True/Synced"))
+	// Its metrics carry namespace="".
+	if got := failuresByReason(t, "", name, "connect"); got == 0 {
+		t.Errorf(`dynamicingressstate_probe_failures_total{namespace="",name=%q,reason="connect"} = 0, want the failed probes counted`, name)
+	}
 }
 
 // TestClusterStateIsProbedOnce: 40 followers in 4 namespaces, and the

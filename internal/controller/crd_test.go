@@ -96,8 +96,8 @@ func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
 // which is what kubectl explain prints.
 func TestCRDFieldsAreDescribed(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(controlplane.CRDDir(), "*.yaml"))
-	if len(files) != 3 {
-		t.Fatalf("found %d CRD files, want 3", len(files))
+	if len(files) != 4 {
+		t.Fatalf("found %d CRD files, want 4", len(files))
 	}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

@@ -164,12 +164,17 @@ func cacheOptionsExcept(namespaces ...string) cache.Options {
 	}
 	notThere := fields.AndSelectors(selectors...)
 	opts.DefaultFieldSelector = notThere
+	// Cluster-scoped objects have no metadata.namespace to select on, and
+	// an empty selector would be replaced by the default: select them all
+	// by a field they have.
+	every := fields.OneTermNotEqualSelector("metadata.name", "")
 	for obj, byObject := range opts.ByObject {
 		byObject.Field = notThere
+		if _, cluster := obj.(*v1beta1.ClusterDynamicIngressState); cluster {
+			byObject.Field = every
+		}
 		opts.ByObject[obj] = byObject
 	}
-	// Cluster-scoped objects have no metadata.namespace to select on.
-	opts.ByObject[&v1beta1.ClusterDynamicIngressState{}] = cache.ByObject{Field: fields.Everything()}
-	opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: fields.Everything()}
+	opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: every}
 	return opts
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 func validDynamicIngress() *v1beta1.DynamicIngress {
@@ -97,9 +98,39 @@ func TestValidateDynamicIngress(t *testing.T) {
 				"must be an HTTP status code: three digits from 100 to 599")},
 		},
 		{
-			name:   "state missing",
+			name:   "neither state nor stateRef",
 			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.State = "" },
-			want:   field.ErrorList{field.Required(field.NewPath("spec", "state"), "the name of a DynamicIngressState in the same namespace")},
+			want: field.ErrorList{field.Required(field.NewPath("spec"),
+				"exactly one of state and stateRef must be set: state names a DynamicIngressState in the same namespace, stateRef a state of either kind")},
+		},
+		{
+			name: "both state and stateRef",
+			mutate: func(di *v1beta1.DynamicIngress) {
+				di.Spec.StateRef = &v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global"}
+			},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec", "stateRef"), "exactly one of state and stateRef must be set, and state is set")},
+		},
+		{
+			name: "stateRef to a cluster state",
+			mutate: func(di *v1beta1.DynamicIngress) {
+				di.Spec.State, di.Spec.StateRef = "", &v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global"}
+			},
+		},
+		{
+			name: "stateRef without a kind names a DynamicIngressState",
+			mutate: func(di *v1beta1.DynamicIngress) {
+				di.Spec.State, di.Spec.StateRef = "", &v1beta1.StateReference{Name: "flag"}
+			},
+		},
+		{
+			name: "stateRef of an unknown kind, and a name no object can have",
+			mutate: func(di *v1beta1.DynamicIngress) {
+				di.Spec.State, di.Spec.StateRef = "", &v1beta1.StateReference{Kind: "Flag", Name: "Global_Switch"}
+			},
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("spec", "stateRef", "kind"), v1beta1.StateKind("Flag"), []v1beta1.StateKind{v1beta1.StateKindNamespaced, v1beta1.StateKindCluster}),
+				field.Invalid(field.NewPath("spec", "stateRef", "name"), "Global_Switch", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -650,6 +681,46 @@ func TestValidateProbeThresholdAndHostHeader(t *testing.T) {
 				if strings.Contains(got, v) {
 					t.Errorf("the rejection shows the value %q of another header: %s", v, got)
 				}
+			}
+		})
+	}
+}
+
+func TestValidateClusterDynamicIngressState(t *testing.T) {
+	grant := field.NewPath("spec", "followers", "namespaces")
+	tests := []struct {
+		name   string
+		mutate func(*v1beta1.ClusterDynamicIngressState)
+		want   field.ErrorList
+	}{
+		{name: "every namespace", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
+			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: v1beta1.NamespacesFromAll}
+		}},
+		{name: "namespaces by label", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
+			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: v1beta1.NamespacesFromSelector,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "public"}}}
+		}},
+		{name: "no grant", mutate: func(*v1beta1.ClusterDynamicIngressState) {},
+			want: field.ErrorList{field.Required(grant.Child("from"), "All or Selector: which namespaces' switches may follow this state")}},
+		{name: "Selector without a selector", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
+			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: v1beta1.NamespacesFromSelector}
+		}, want: field.ErrorList{field.Required(grant.Child("selector"), "selector is required when from is Selector")}},
+		{name: "an unknown from", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
+			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: "Same"}
+		}, want: field.ErrorList{field.NotSupported(grant.Child("from"), v1beta1.FromNamespaces("Same"),
+			[]v1beta1.FromNamespaces{v1beta1.NamespacesFromAll, v1beta1.NamespacesFromSelector})}},
+		{name: "the source is checked as a DynamicIngressState's", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
+			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: v1beta1.NamespacesFromAll}
+			s.Spec.FixedResponse = nil
+		}, want: field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := builders.FixedState("", "global", "200", "").Cluster().Obj()
+			tt.mutate(state)
+			got := ValidateClusterDynamicIngressState(state, probe.Guard{})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
