@@ -95,7 +95,8 @@ type FollowerNamespaces struct {
 // ClusterDynamicIngressStateSpec is a DynamicIngressState's spec (exactly
 // one source of a response) and the grant of the namespaces that may
 // follow it.
-// +kubebuilder:validation:XValidation:rule="(has(self.fixedResponse) ? 1 : 0) + (has(self.probe) ? 1 : 0) + (has(self.schedule) ? 1 : 0) == 1",message="exactly one of fixedResponse, probe and schedule must be set"
+// The rule "exactly one of fixedResponse, probe and schedule" comes with
+// the embedded DynamicIngressStateSpec.
 type ClusterDynamicIngressStateSpec struct {
 	// The source of the response: exactly one of fixedResponse, probe and
 	// schedule, as in a DynamicIngressState. A probe header's Secret is in

@@ -19,10 +19,12 @@ import (
 )
 
 // TestRenderingsDryRunApply applies, with a server-side dry run, the
-// chart's default rendering and its custom one (TestCustomValues: its own
-// certificate, a ServiceMonitor, no CRDs) to an API server that has
-// cert-manager's and prometheus-operator's CRDs: the API server accepts
-// every object, with its own validation and defaulting.
+// chart's default rendering, its custom one (TestCustomValues: its own
+// certificate, a ServiceMonitor, no CRDs) and a namespaced one that follows
+// cluster states (Roles in default and in the cluster resource namespace)
+// to an API server that has cert-manager's and prometheus-operator's CRDs:
+// the API server accepts every object, with its own validation and
+// defaulting.
 func TestRenderingsDryRunApply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server")
@@ -46,17 +48,26 @@ func TestRenderingsDryRunApply(t *testing.T) {
 	renderings := []struct {
 		name, release, namespace string
 		objs                     []*unstructured.Unstructured
+		// more namespaces the rendering's objects are in
+		more []string
 	}{
-		{"default values", bundleRelease, bundleNamespace, renderDefault(t)},
-		{"custom values", "ops", "platform", renderChart(t, "ops", "platform", customValues())},
+		{"default values", bundleRelease, bundleNamespace, renderDefault(t), nil},
+		{"custom values", "ops", "platform", renderChart(t, "ops", "platform", customValues()), nil},
+		{"namespaced, following cluster states", "team", "team-ops", renderChart(t, "team", "team-ops", map[string]any{
+			"crds":            map[string]any{"install": false},
+			"watchNamespaces": []any{"team-a"},
+			"clusterStates":   map[string]any{"followInNamespacedMode": true, "resourceNamespace": "team-secrets"},
+		}), []string{"team-a", "team-secrets"}},
 	}
 	for _, r := range renderings {
-		// The release namespace and the CRDs for real first: a dry run
-		// does not create what the other objects need to exist.
-		ns := &corev1.Namespace{}
-		ns.Name = r.namespace
-		if err := c.Create(ctx, ns); err != nil {
-			t.Fatal(err)
+		// The namespaces and the CRDs for real first: a dry run does not
+		// create what the other objects need to exist.
+		for _, name := range append([]string{r.namespace}, r.more...) {
+			ns := &corev1.Namespace{}
+			ns.Name = name
+			if err := c.Create(ctx, ns); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, o := range suite.Find(r.objs, "CustomResourceDefinition") {
 			if err := c.Create(ctx, o.DeepCopy()); err != nil {

@@ -155,10 +155,14 @@ var flagValues = map[string]struct {
 	"kube-api-qps":                    {map[string]any{"kubeAPI": map[string]any{"qps": 50.5}}, "--kube-api-qps=50.5"},
 	"kube-api-burst":                  {map[string]any{"kubeAPI": map[string]any{"burst": 1000000}}, "--kube-api-burst=1000000"},
 	"namespaces":                      {map[string]any{"watchNamespaces": []any{"shop", "team-a"}}, "--namespaces=shop,team-a"},
-	"zap-log-level":                   {map[string]any{"logging": map[string]any{"level": "debug"}}, "--zap-log-level=debug"},
-	"zap-encoder":                     {map[string]any{"logging": map[string]any{"encoder": "console"}}, "--zap-encoder=console"},
-	"zap-stacktrace-level":            {map[string]any{"logging": map[string]any{"stacktraceLevel": "panic"}}, "--zap-stacktrace-level=panic"},
-	"zap-time-encoding":               {map[string]any{"logging": map[string]any{"timeEncoding": "iso8601"}}, "--zap-time-encoding=iso8601"},
+	// Namespaced mode without clusterStates.followInNamespacedMode
+	// (TestNamespacedModeFollowsClusterStatesOnlyWhenGranted).
+	"cluster-states":             {map[string]any{"watchNamespaces": []any{"shop"}}, "--cluster-states=false"},
+	"cluster-resource-namespace": {map[string]any{"clusterStates": map[string]any{"resourceNamespace": "platform"}}, "--cluster-resource-namespace=platform"},
+	"zap-log-level":              {map[string]any{"logging": map[string]any{"level": "debug"}}, "--zap-log-level=debug"},
+	"zap-encoder":                {map[string]any{"logging": map[string]any{"encoder": "console"}}, "--zap-encoder=console"},
+	"zap-stacktrace-level":       {map[string]any{"logging": map[string]any{"stacktraceLevel": "panic"}}, "--zap-stacktrace-level=panic"},
+	"zap-time-encoding":          {map[string]any{"logging": map[string]any{"timeEncoding": "iso8601"}}, "--zap-time-encoding=iso8601"},
 }
 
 // notAValue are the manager's flags that the chart sets itself or leaves

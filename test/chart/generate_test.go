@@ -188,61 +188,189 @@ func crdTemplate(t *testing.T, path string) (name, text string) {
 	return filepath.Base(path), b.String()
 }
 
-// clusterScoped are the resources of the manager's rules that no Role can
-// grant: in namespaced mode (watchNamespaces) they stay in a ClusterRole.
-var clusterScoped = map[string]bool{"apiextensions.k8s.io/customresourcedefinitions": true}
+// ruleScope says where the chart grants the manager's rules on a resource
+// in namespaced mode (watchNamespaces). Cluster-wide, the ClusterRole holds
+// every rule as controller-gen writes it.
+type ruleScope int
 
-// splitRules parses the rules of a ClusterRole into those on cluster-scoped
-// resources and the others, as YAML lists.
-func splitRules(t *testing.T, path, rules string) (cluster, namespaced string) {
+const (
+	// inWatchedNamespaces: a Role in each watched namespace.
+	inWatchedNamespaces ruleScope = iota
+	// clusterWide: no Role can grant it, so the ClusterRole keeps it.
+	clusterWide
+	// clusterWideForClusterStates: cluster-scoped and needed only to follow
+	// ClusterDynamicIngressStates, so the ClusterRole keeps it only with
+	// clusterStates.followInNamespacedMode (else the manager runs with
+	// --cluster-states=false and never asks for it).
+	clusterWideForClusterStates
+)
+
+// clusterScoped are the cluster-scoped resources of the manager's rules,
+// as apiGroup/resource; every other resource is namespaced. A cluster-scoped
+// kind of our own group missing here fails the generator (see
+// checkOwnClusterScopedKinds).
+var clusterScoped = map[string]ruleScope{
+	"apiextensions.k8s.io/customresourcedefinitions": clusterWide,
+	"/namespaces": clusterWideForClusterStates,
+	"ingress.dynamicingress.io/clusterdynamicingressstates":        clusterWideForClusterStates,
+	"ingress.dynamicingress.io/clusterdynamicingressstates/status": clusterWideForClusterStates,
+}
+
+// clusterStateRole is a Role that namespaced mode adds, with
+// clusterStates.followInNamespacedMode, for what following
+// ClusterDynamicIngressStates needs in one namespace outside the watched
+// ones. Its rules are those of the manager's namespaced rules on resources.
+type clusterStateRole struct {
+	// name follows the release prefix; the binding in
+	// templates/rbac/manager-role-binding.yaml is named with -rolebinding
+	// in its place.
+	name string
+	// namespace is a template expression of its namespace, and
+	// namespaceText that namespace in the Role's metadata.
+	namespace, namespaceText string
+	// resources are apiGroup/resource.
+	resources []string
+	comment   string
+}
+
+var clusterStateRoles = []clusterStateRole{
+	{
+		name:          "cluster-state-secrets-role",
+		namespace:     "$resourceNamespace",
+		namespaceText: "{{ $resourceNamespace }}",
+		resources:     []string{"/secrets"},
+		comment:       "# The Secrets that ClusterDynamicIngressStates' probe headers read\n# (--cluster-resource-namespace).\n",
+	},
+	{
+		name:          "cluster-state-events-role",
+		namespace:     `"default"`,
+		namespaceText: "default",
+		resources:     []string{"events.k8s.io/events"},
+		comment:       "# The Events about ClusterDynamicIngressStates: a cluster-scoped object's\n# Events are recorded in the default namespace.\n",
+	},
+}
+
+// rbacRule is one rule of a role, its fields as controller-gen writes them.
+type rbacRule map[string]any
+
+// strings returns a list field of the rule.
+func (r rbacRule) strings(t *testing.T, field string) []string {
 	t.Helper()
-	var parsed []struct {
-		APIGroups []string `json:"apiGroups"`
-		Resources []string `json:"resources"`
+	raw, _ := r[field].([]any)
+	out := make([]string, 0, len(raw))
+	for _, v := range raw {
+		s, ok := v.(string)
+		if !ok {
+			t.Fatalf("rule %v: %s holds %v, want strings", r, field, v)
+		}
+		out = append(out, s)
 	}
-	if err := yaml.Unmarshal([]byte(rules), &parsed); err != nil {
-		t.Fatalf("%s: rules: %v", path, err)
-	}
-	var all []any
-	if err := yaml.Unmarshal([]byte(rules), &all); err != nil {
-		t.Fatalf("%s: rules: %v", path, err)
-	}
-	var c, n []any
-	for i, r := range parsed {
-		scoped := 0
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				if clusterScoped[g+"/"+res] {
-					scoped++
+	return out
+}
+
+// selectRules returns the rules, or the parts of them, on the resources
+// that keep(apiGroup/resource) keeps. A rule that keep takes or leaves
+// whole stays as it is; one that mixes is split, one rule per API group
+// with the resources kept (its verbs, resourceNames and the rest the same).
+func selectRules(t *testing.T, rules []rbacRule, keep func(groupResource string) bool) []rbacRule {
+	t.Helper()
+	var out []rbacRule
+	for _, r := range rules {
+		groups, resources := r.strings(t, "apiGroups"), r.strings(t, "resources")
+		kept := 0
+		for _, g := range groups {
+			for _, res := range resources {
+				if keep(g + "/" + res) {
+					kept++
 				}
 			}
 		}
-		switch scoped {
+		switch kept {
 		case 0:
-			n = append(n, all[i])
-		case len(r.APIGroups) * len(r.Resources):
-			c = append(c, all[i])
-		default:
-			t.Fatalf("%s: rule %d mixes cluster-scoped and namespaced resources: split its +kubebuilder:rbac marker", path, i)
+			continue
+		case len(groups) * len(resources):
+			out = append(out, r)
+			continue
+		}
+		for _, g := range groups {
+			var part []any
+			for _, res := range resources {
+				if keep(g + "/" + res) {
+					part = append(part, res)
+				}
+			}
+			if len(part) == 0 {
+				continue
+			}
+			split := rbacRule{}
+			for k, v := range r {
+				split[k] = v
+			}
+			split["apiGroups"], split["resources"] = []any{g}, part
+			out = append(out, split)
 		}
 	}
-	marshal := func(rules []any) string {
-		if len(rules) == 0 {
-			return " []\n"
-		}
-		raw, err := yaml.Marshal(rules)
+	return out
+}
+
+// checkOwnClusterScopedKinds fails when the rules name a cluster-scoped kind
+// of a CRD in config/crd that clusterScoped does not know: namespaced mode
+// would put its rules in Roles, where they grant nothing.
+func checkOwnClusterScopedKinds(t *testing.T, path string, rules []rbacRule) {
+	t.Helper()
+	cluster := map[string]bool{}
+	for _, file := range crdFiles(t) {
+		raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "config", "crd", file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return "\n" + escapeTemplate(string(raw))
+		var crd struct {
+			Spec struct {
+				Group string `json:"group"`
+				Scope string `json:"scope"`
+				Names struct {
+					Plural string `json:"plural"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(raw, &crd); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if crd.Spec.Scope == "Cluster" {
+			cluster[crd.Spec.Group+"/"+crd.Spec.Names.Plural] = true
+		}
 	}
-	return marshal(c), marshal(n)
+	for _, r := range rules {
+		for _, g := range r.strings(t, "apiGroups") {
+			for _, res := range r.strings(t, "resources") {
+				kind, _, _ := strings.Cut(res, "/")
+				if _, known := clusterScoped[g+"/"+res]; cluster[g+"/"+kind] && !known {
+					t.Fatalf("%s: %s/%s is cluster-scoped (its CRD says so) but not in test/chart's clusterScoped: add it there", path, g, res)
+				}
+			}
+		}
+	}
+}
+
+// rulesYAML writes rules as the YAML list after "rules:".
+func rulesYAML(t *testing.T, rules []rbacRule) string {
+	t.Helper()
+	if len(rules) == 0 {
+		return " []\n"
+	}
+	raw, err := yaml.Marshal(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "\n" + escapeTemplate(string(raw))
 }
 
 // managerRoleTemplate makes the manager's ClusterRole from the one
-// controller-gen writes, its rules as they are; in namespaced mode
-// (watchNamespaces), a Role with the rules on namespaced resources in each
-// of those namespaces, and the ClusterRole with the others.
+// controller-gen writes, its rules as they are. In namespaced mode
+// (watchNamespaces): a Role with the rules on namespaced resources in each
+// of those namespaces, and the ClusterRole with the rules on cluster-scoped
+// ones; those that follow cluster states, and the clusterStateRoles, only
+// with clusterStates.followInNamespacedMode.
 func managerRoleTemplate(t *testing.T, path string) string {
 	t.Helper()
 	keys, bodies := topLevel(t, path)
@@ -255,28 +383,81 @@ func managerRoleTemplate(t *testing.T, path string) string {
 	if err := yaml.UnmarshalStrict([]byte(bodies["metadata"]), &meta); err != nil {
 		t.Fatalf("%s: metadata: %v", path, err)
 	}
+	var rules []rbacRule
+	if err := yaml.Unmarshal([]byte(bodies["rules"]), &rules); err != nil {
+		t.Fatalf("%s: rules: %v", path, err)
+	}
+	for i, r := range rules {
+		if len(r.strings(t, "resources")) == 0 {
+			// nonResourceURLs: only a ClusterRole grants them, and
+			// namespaced mode does not say whether it should.
+			t.Fatalf("%s: rule %d names no resources: the generator does not know where namespaced mode grants it", path, i)
+		}
+	}
+	checkOwnClusterScopedKinds(t, path, rules)
+	in := func(s ruleScope) func(string) bool {
+		return func(groupResource string) bool { return clusterScoped[groupResource] == s }
+	}
+	namespaced := selectRules(t, rules, in(inWatchedNamespaces))
+	cluster := selectRules(t, rules, in(clusterWide))
+	forClusterStates := selectRules(t, rules, in(clusterWideForClusterStates))
+
 	var b strings.Builder
 	b.WriteString("{{- if .Values.rbac.create }}\n")
 	fmt.Fprintf(&b, generatedHeader, relPath(path))
 	b.WriteString("# What the manager may do, from its +kubebuilder:rbac markers: everywhere,\n")
 	b.WriteString("# or with watchNamespaces in a Role in each of them, only the rules on\n")
-	b.WriteString("# cluster-scoped resources staying in the ClusterRole.\n")
+	b.WriteString("# cluster-scoped resources staying in the ClusterRole. Following\n")
+	b.WriteString("# ClusterDynamicIngressStates in namespaced mode (reading them and the\n")
+	b.WriteString("# Namespaces' labels cluster-wide, writing their status, the Secrets of their\n")
+	b.WriteString("# probe headers and their Events) is granted only with\n")
+	b.WriteString("# clusterStates.followInNamespacedMode.\n")
 	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata:\n", bodies["apiVersion"], bodies["kind"])
 	fmt.Fprintf(&b, "  name: {{ include \"dynamic-ingress-operator.fullname\" . }}-%s\n", meta.Name)
 	b.WriteString("  labels:\n    {{- include \"dynamic-ingress-operator.labels\" . | nindent 4 }}\n")
-	cluster, namespaced := splitRules(t, path, bodies["rules"])
 	b.WriteString("{{- if not .Values.watchNamespaces }}\n")
 	b.WriteString("rules:\n")
 	b.WriteString(escapeTemplate(bodies["rules"]))
 	b.WriteString("{{- else }}\n")
-	b.WriteString("rules:" + cluster)
+	switch {
+	case len(forClusterStates) == 0:
+		b.WriteString("rules:" + rulesYAML(t, cluster))
+	case len(cluster) == 0:
+		b.WriteString("{{- if .Values.clusterStates.followInNamespacedMode }}\n")
+		b.WriteString("rules:" + rulesYAML(t, forClusterStates))
+		b.WriteString("{{- else }}\nrules: []\n{{- end }}\n")
+	default:
+		b.WriteString("rules:" + rulesYAML(t, cluster))
+		b.WriteString("{{- if .Values.clusterStates.followInNamespacedMode }}\n")
+		b.WriteString(strings.TrimPrefix(rulesYAML(t, forClusterStates), "\n"))
+		b.WriteString("{{- end }}\n")
+	}
 	b.WriteString("{{- range .Values.watchNamespaces }}\n---\n")
 	fmt.Fprintf(&b, "apiVersion: %s\nkind: Role\nmetadata:\n", bodies["apiVersion"])
 	fmt.Fprintf(&b, "  name: {{ include \"dynamic-ingress-operator.fullname\" $ }}-%s\n", meta.Name)
 	b.WriteString("  namespace: {{ . }}\n")
 	b.WriteString("  labels:\n    {{- include \"dynamic-ingress-operator.labels\" $ | nindent 4 }}\n")
-	b.WriteString("rules:" + namespaced)
-	b.WriteString("{{- end }}\n{{- end }}\n")
+	b.WriteString("rules:" + rulesYAML(t, namespaced))
+	b.WriteString("{{- end }}\n")
+	b.WriteString("{{- if .Values.clusterStates.followInNamespacedMode }}\n")
+	b.WriteString("{{- $resourceNamespace := include \"dynamic-ingress-operator.clusterResourceNamespace\" . }}\n")
+	for _, role := range clusterStateRoles {
+		r := selectRules(t, namespaced, func(groupResource string) bool { return slices.Contains(role.resources, groupResource) })
+		if len(r) == 0 {
+			t.Fatalf("%s: no rule on %v, which the Role %s grants: change clusterStateRoles with the markers", path, role.resources, role.name)
+		}
+		// In a watched namespace the manager's Role has these rules.
+		fmt.Fprintf(&b, "{{- if not (has %s .Values.watchNamespaces) }}\n---\n", role.namespace)
+		b.WriteString(role.comment)
+		fmt.Fprintf(&b, "apiVersion: %s\nkind: Role\nmetadata:\n", bodies["apiVersion"])
+		fmt.Fprintf(&b, "  name: {{ include \"dynamic-ingress-operator.fullname\" . }}-%s\n", role.name)
+		fmt.Fprintf(&b, "  namespace: %s\n", role.namespaceText)
+		b.WriteString("  labels:\n    {{- include \"dynamic-ingress-operator.labels\" . | nindent 4 }}\n")
+		b.WriteString("rules:" + rulesYAML(t, r))
+		b.WriteString("{{- end }}\n")
+	}
+	b.WriteString("{{- end }}\n")
+	b.WriteString("{{- end }}\n")
 	b.WriteString("{{- end }}\n")
 	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 
 // The CRDs the operator installs, by name.
 var crdNames = []string{
+	"customresourcedefinition.apiextensions.k8s.io/clusterdynamicingressstates.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamichttproutes.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamicingresses.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamicingressstates.ingress.dynamicingress.io",

@@ -91,6 +91,23 @@ The Secret holding the webhook server's tls.crt and tls.key.
 {{- end }}
 
 {{/*
+Whether the manager follows ClusterDynamicIngressStates (--cluster-states):
+always cluster-wide; in namespaced mode only with
+clusterStates.followInNamespacedMode, which grants the access it needs.
+*/}}
+{{- define "dynamic-ingress-operator.followsClusterStates" -}}
+{{- if or (not .Values.watchNamespaces) .Values.clusterStates.followInNamespacedMode }}true{{ else }}false{{ end }}
+{{- end }}
+
+{{/*
+The namespace of the Secrets that cluster states' probe headers read
+(--cluster-resource-namespace, or the manager's own namespace).
+*/}}
+{{- define "dynamic-ingress-operator.clusterResourceNamespace" -}}
+{{- default .Release.Namespace .Values.clusterStates.resourceNamespace }}
+{{- end }}
+
+{{/*
 Where the Deployment mounts the certificate Secrets. The webhook one is the
 manager's default --webhook-cert-path.
 */}}
@@ -134,6 +151,10 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 - --kube-api-burst={{ int64 .Values.kubeAPI.burst }}
 {{- with .Values.watchNamespaces }}
 - --namespaces={{ join "," . }}
+{{- end }}
+- --cluster-states={{ include "dynamic-ingress-operator.followsClusterStates" . }}
+{{- with .Values.clusterStates.resourceNamespace }}
+- --cluster-resource-namespace={{ . }}
 {{- end }}
 {{- with .Values.logging.level }}
 - --zap-log-level={{ . }}
