@@ -2,8 +2,9 @@
 // plane and tells its story: the samples applied, a maintenance window
 // opened by a status API, a kill switch fired by hand, an override pinning
 // one DynamicIngress, a scheduled window opening and closing, a kill switch
-// driven by a Prometheus error ratio, every Ingress switching, and a bad
-// apply rejected. `make demo` runs it; with --once it
+// driven by a Prometheus error ratio, a cluster-scoped kill switch flipping
+// switches in several namespaces, every Ingress switching, and a bad apply
+// rejected. `make demo` runs it; with --once it
 // runs the story once and exits non-zero if any step did not happen.
 package main
 
@@ -134,6 +135,8 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("kubectl dynamic status killswitch -n %s", namespace)
 	say("kubectl dynamic preview killswitch -n %s --status 503", namespace)
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
+	say("kubectl patch cdis global-killswitch --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'   # every public namespace")
+	say("kubectl get dynamicingress -A")
 	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
 	say("kubectl get ingress -n %s -w", namespace)
 	say("Press Ctrl-C to stop.")
@@ -154,8 +157,13 @@ var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide
 
 // story runs the steps a newcomer watches, each checked.
 func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus) error {
-	title("1. Apply the samples: a Secret, three states, five DynamicIngresses and a DynamicHTTPRoute")
+	title("1. Apply the samples: a Secret, three states, a cluster state, six DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
+		return err
+	}
+	say("The landing page follows the platform's cluster-scoped global-killswitch, whose grant admits")
+	say("the namespaces labelled %s: label the namespace first.", publicTier)
+	if err := k.show("label", "namespace", namespace, publicTier); err != nil {
 		return err
 	}
 	if err := k.show("apply", "-n", namespace, "-k", "config/samples"); err != nil {
@@ -282,7 +290,11 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		return err
 	}
 
-	title("9. A bad apply is rejected at once, with the field and the reason")
+	if err := platformKillSwitch(k); err != nil {
+		return err
+	}
+
+	title("10. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
 	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
 }
@@ -393,9 +405,15 @@ func pluginDirectory(path string) (string, error) {
 	return filepath.Dir(abs), nil
 }
 
-// waitQuiet waits with kubectl wait, printing only a summary.
+// waitQuiet waits with kubectl wait in the demo namespace, printing only a
+// summary.
 func (k *kubectl) waitQuiet(args ...string) error {
-	full := append([]string{"wait", "-n", namespace, "--timeout=60s"}, args...)
+	return k.waitQuietIn(namespace, args...)
+}
+
+// waitQuietIn is waitQuiet in namespace ns.
+func (k *kubectl) waitQuietIn(ns string, args ...string) error {
+	full := append([]string{"wait", "-n", ns, "--timeout=60s"}, args...)
 	start := time.Now()
 	out, err := k.Command("", full...).CombinedOutput()
 	if err != nil {
@@ -405,15 +423,28 @@ func (k *kubectl) waitQuiet(args ...string) error {
 	if result == "" {
 		result = args[len(args)-1] + " is gone"
 	}
+	if ns != namespace {
+		result = "in " + ns + ", " + result
+	}
 	say("waited %.1fs: %s", time.Since(start).Seconds(), result)
 	return nil
 }
 
-// showApply applies a manifest, printed as the command that makes it
-// (source), and prints kubectl's answer.
+// showApply applies a manifest to the demo namespace, printed as the
+// command that makes it (source), and prints kubectl's answer.
 func (k *kubectl) showApply(manifest, source string) error {
-	fmt.Printf("\n$ %s | kubectl apply -n %s -f -\n", source, namespace)
-	out, err := k.Command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
+	return k.showApplyIn(namespace, manifest, source)
+}
+
+// showApplyIn is showApply in namespace ns; with no source, it prints the
+// manifest itself.
+func (k *kubectl) showApplyIn(ns, manifest, source string) error {
+	if source == "" {
+		fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", ns, manifest)
+	} else {
+		fmt.Printf("\n$ %s | kubectl apply -n %s -f -\n", source, ns)
+	}
+	out, err := k.Command(manifest, "apply", "-n", ns, "-f", "-").CombinedOutput()
 	fmt.Print(string(out))
 	if err != nil {
 		return fmt.Errorf("kubectl apply: %w", err)
@@ -421,11 +452,16 @@ func (k *kubectl) showApply(manifest, source string) error {
 	return nil
 }
 
-// showRejected applies a manifest that must be refused, prints kubectl's
-// answer, and checks that the refusal says want.
+// showRejected applies a manifest to the demo namespace that must be
+// refused, prints kubectl's answer, and checks that the refusal says want.
 func (k *kubectl) showRejected(manifest, object, want string) error {
-	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", namespace, manifest)
-	out, err := k.Command(manifest, "apply", "-n", namespace, "-f", "-").CombinedOutput()
+	return k.showRejectedIn(namespace, manifest, object, want)
+}
+
+// showRejectedIn is showRejected in namespace ns.
+func (k *kubectl) showRejectedIn(ns, manifest, object, want string) error {
+	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", ns, manifest)
+	out, err := k.Command(manifest, "apply", "-n", ns, "-f", "-").CombinedOutput()
 	fmt.Print(string(out))
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
@@ -434,7 +470,7 @@ func (k *kubectl) showRejected(manifest, object, want string) error {
 	if !strings.Contains(string(out), want) {
 		return fmt.Errorf("the rejection does not say %q", want)
 	}
-	if out, err := k.Command("", "get", "-n", namespace, object).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
+	if out, err := k.Command("", "get", "-n", ns, object).CombinedOutput(); err == nil || !strings.Contains(string(out), "NotFound") {
 		return fmt.Errorf("%s exists after its apply was rejected: %s", object, out)
 	}
 	say("kubectl exited with code %d; %s was not created.", exit.ExitCode(), object)

@@ -4,24 +4,87 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
-// columns splits kubectl's table output into rows of fields.
-func columns(out string) [][]string {
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		rows = append(rows, strings.Fields(line))
-	}
-	return rows
+// table is one table that kubectl prints: its header and its rows, each
+// cell read at its column's offset, so an empty cell stays a cell.
+type table struct {
+	header []string
+	rows   [][]string
 }
+
+// tables reads kubectl's table output: one table, or one per resource,
+// separated by blank lines, as `kubectl get <category>` prints them.
+func tables(out string) []table {
+	var all []table
+	for _, block := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		lines := strings.Split(block, "\n")
+		var starts []int
+		inWord := false
+		for i, c := range lines[0] {
+			if c != ' ' && !inWord {
+				starts = append(starts, i)
+			}
+			inWord = c != ' '
+		}
+		cells := func(line string) []string {
+			var row []string
+			for i, start := range starts {
+				end := len(line)
+				if i+1 < len(starts) && starts[i+1] < end {
+					end = starts[i+1]
+				}
+				cell := ""
+				if start < len(line) {
+					cell = strings.TrimSpace(line[start:end])
+				}
+				row = append(row, cell)
+			}
+			return row
+		}
+		t := table{header: cells(lines[0])}
+		for _, line := range lines[1:] {
+			t.rows = append(t.rows, cells(line))
+		}
+		all = append(all, t)
+	}
+	return all
+}
+
+// cells picks the named columns of each row, for comparing.
+func (tb table) cells(columns ...string) [][]string {
+	var out [][]string
+	for _, row := range tb.rows {
+		var picked []string
+		for _, c := range columns {
+			for i, h := range tb.header {
+				if h == c {
+					picked = append(picked, row[i])
+				}
+			}
+		}
+		out = append(out, picked)
+	}
+	return out
+}
+
+// publicTier is the label that admits a namespace to config/samples'
+// global-killswitch and to the platform kill-switch recipe's state.
+const publicTier = "traffic.example.com/tier=public"
 
 func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	ns := newNamespace(t, "samples")
+	// The landing page follows the cluster state global-killswitch, whose
+	// grant admits the namespaces with this label.
+	kubectl(t, "", "label", "namespace", ns, publicTier)
 	out := kubectl(t, "", "apply", "-n", ns, "-k", "config/samples")
 	for _, want := range []string{
 		"secret/status-api-token created",
@@ -33,44 +96,51 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 		"dynamicingressstate.ingress.dynamicingress.io/weekly-maintenance created",
 		"dynamicingress.ingress.dynamicingress.io/checkout created",
 		"dynamicingress.ingress.dynamicingress.io/partner-api created",
+		"dynamicingress.ingress.dynamicingress.io/landing created",
 		"dynamichttproute.ingress.dynamicingress.io/storefront-route created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant a line %q", out, want)
 		}
 	}
+	// Cluster-scoped: an earlier apply of the samples in another
+	// namespace may have created it.
+	if !regexp.MustCompile(`(?m)^clusterdynamicingressstate.ingress.dynamicingress.io/global-killswitch (created|unchanged)$`).MatchString(out) {
+		t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant clusterdynamicingressstate.ingress.dynamicingress.io/global-killswitch created or unchanged", out)
+	}
+	kubectl(t, "", "wait", "--for=condition=Ready", "cdis/global-killswitch", "--timeout=60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingressstate", "--all", "--timeout=60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingress", "--all", "--timeout=60s")
 
-	// `kubectl get dynamic` lists both kinds with the columns docs/behaviour.md lists.
+	// `kubectl get dynamic` lists every kind with the columns docs/behaviour.md lists.
 	out = kubectl(t, "", "get", "-n", ns, "dynamic")
-	for _, header := range []string{"NAME TARGET STATE ACTIVE READY AGE", "NAME MODE CODE READY AGE"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), " "), header) {
+	var headers []string
+	for _, tb := range tables(out) {
+		headers = append(headers, strings.Join(tb.header, " "))
+	}
+	for _, header := range []string{"NAME TARGET STATE STATEREF ACTIVE READY AGE", "NAME MODE CODE READY AGE"} {
+		if !slices.Contains(headers, header) {
 			t.Errorf("kubectl get dynamic:\n%s\nwant a table with the header %q", out, header)
 		}
 	}
-	rows := columns(kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "maintenance", "weekly-maintenance"))
+	rows := tables(kubectl(t, "", "get", "-n", ns, "dis", "killswitch", "maintenance", "weekly-maintenance"))[0].cells("NAME", "MODE", "CODE", "READY")
 	want := [][]string{{"killswitch", "Fixed", "200", "True"}, {"maintenance", "Probe", "200", "True"}, {"weekly-maintenance", "Schedule", "200", "True"}}
-	for i, w := range want {
-		if got := rows[i+1][:4]; strings.Join(got, " ") != strings.Join(w, " ") {
-			t.Errorf("kubectl get dis row %d = %v, want %v", i+1, got, w)
-		}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("kubectl get dis (-want +got):\n%s", diff)
 	}
-	rows = columns(kubectl(t, "", "get", "-n", ns, "di", "storefront"))
-	if got := strings.Join(rows[1][:5], " "); got != "storefront storefront killswitch False True" {
-		t.Errorf("kubectl get di storefront = %q, want NAME TARGET STATE ACTIVE READY = storefront storefront killswitch False True", got)
+	rows = tables(kubectl(t, "", "get", "-n", ns, "di", "storefront", "landing"))[0].cells("NAME", "TARGET", "STATE", "STATEREF", "ACTIVE", "READY")
+	want = [][]string{{"storefront", "storefront", "killswitch", "", "False", "True"}, {"landing", "landing", "", "global-killswitch", "False", "True"}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("kubectl get di storefront landing, NAME TARGET STATE STATEREF ACTIVE READY (-want +got):\n%s", diff)
 	}
 	// -o wide adds the Active condition's reason and the override.
-	out = kubectl(t, "", "get", "-n", ns, "di", "partner-api", "storefront", "-o", "wide")
-	rows = columns(out)
-	if got := strings.Join(rows[0], " "); got != "NAME TARGET STATE ACTIVE READY AGE REASON OVERRIDE" {
+	wide := tables(kubectl(t, "", "get", "-n", ns, "di", "partner-api", "storefront", "-o", "wide"))[0]
+	if got := strings.Join(wide.header, " "); got != "NAME TARGET STATE STATEREF ACTIVE READY AGE REASON OVERRIDE" {
 		t.Errorf("kubectl get di -o wide header = %q", got)
 	}
-	if got := rows[1][0] + " " + strings.Join(rows[1][len(rows[1])-2:], " "); got != "partner-api Overridden Passive" {
-		t.Errorf("kubectl get di -o wide:\n%s\nwant partner-api with REASON Overridden and OVERRIDE Passive", out)
-	}
-	if got := rows[2][0] + " " + rows[2][len(rows[2])-1]; got != "storefront NotMatched" {
-		t.Errorf("kubectl get di -o wide:\n%s\nwant storefront with REASON NotMatched and no OVERRIDE", out)
+	want = [][]string{{"partner-api", "Overridden", "Passive"}, {"storefront", "NotMatched", ""}}
+	if diff := cmp.Diff(want, wide.cells("NAME", "REASON", "OVERRIDE")); diff != "" {
+		t.Errorf("kubectl get di -o wide, NAME REASON OVERRIDE (-want +got):\n%s", diff)
 	}
 }
 
@@ -159,9 +229,9 @@ func TestProbedStateFlipSwitchesIngresses(t *testing.T) {
 	}
 	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.statusCode}=503", "dis/killswitch", "--timeout=30s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "di", "--all", "--timeout=30s")
-	rows := columns(kubectl(t, "", "get", "-n", ns, "dis"))
-	if got := strings.Join(rows[1][:4], " "); got != "killswitch Probe 503 True" {
-		t.Errorf("kubectl get dis: %q, want NAME MODE CODE READY = killswitch Probe 503 True", got)
+	rows := tables(kubectl(t, "", "get", "-n", ns, "dis"))[0].cells("NAME", "MODE", "CODE", "READY")
+	if diff := cmp.Diff([][]string{{"killswitch", "Probe", "503", "True"}}, rows); diff != "" {
+		t.Errorf("kubectl get dis, NAME MODE CODE READY (-want +got):\n%s", diff)
 	}
 
 	flags.Set(http.StatusOK, `{"enabled": true}`)
@@ -169,9 +239,9 @@ func TestProbedStateFlipSwitchesIngresses(t *testing.T) {
 		kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry", "ingress/"+n, "--timeout=30s")
 	}
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Active", "di", "--all", "--timeout=30s")
-	for _, row := range columns(kubectl(t, "", "get", "-n", ns, "di"))[1:] {
-		if got := strings.Join(row[2:5], " "); got != "killswitch True True" {
-			t.Errorf("kubectl get di row %v: STATE ACTIVE READY = %q, want killswitch True True", row, got)
+	for _, row := range tables(kubectl(t, "", "get", "-n", ns, "di"))[0].cells("NAME", "STATE", "ACTIVE", "READY") {
+		if got := strings.Join(row[1:], " "); got != "killswitch True True" {
+			t.Errorf("kubectl get di %s: STATE ACTIVE READY = %q, want killswitch True True", row[0], got)
 		}
 	}
 	if got := kubectl(t, "", "get", "-n", ns, "ingress", "alpha", "-o", `jsonpath={.metadata.annotations.example\.com/mode}`); got != "sorry" {

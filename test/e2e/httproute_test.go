@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,12 +40,12 @@ func TestDynamicHTTPRouteWithKubectl(t *testing.T) {
 		t.Errorf("kubectl apply printed %q, want %q", out, want)
 	}
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dhr/shop", "--timeout=30s")
-	rows := columns(kubectl(t, "", "get", "-n", ns, "dhr", "shop"))
-	if got := strings.Join(rows[0], " "); got != "NAME TARGET STATE ACTIVE READY AGE" {
+	dhr := tables(kubectl(t, "", "get", "-n", ns, "dhr", "shop"))[0]
+	if got := strings.Join(dhr.header, " "); got != "NAME TARGET STATE STATEREF ACTIVE READY AGE" {
 		t.Errorf("kubectl get dhr header = %q", got)
 	}
-	if got := strings.Join(rows[1][:5], " "); got != "shop shop flag False True" {
-		t.Errorf("kubectl get dhr = %q, want shop shop flag False True", got)
+	if got := dhr.cells("NAME", "TARGET", "STATE", "STATEREF", "ACTIVE", "READY"); !slices.Equal(got[0], []string{"shop", "shop", "flag", "", "False", "True"}) {
+		t.Errorf("kubectl get dhr = %q, want shop shop flag (no STATEREF) False True", got[0])
 	}
 	if out := kubectl(t, "", "get", "-n", ns, "dynamic"); !strings.Contains(out, "dynamichttproute.ingress.dynamicingress.io/shop") {
 		t.Errorf("kubectl get dynamic does not list the DynamicHTTPRoute:\n%s", out)

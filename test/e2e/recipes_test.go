@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -53,9 +55,23 @@ func waitReady(t *testing.T, ns string) {
 func flipState(t *testing.T, ns, state, code string, switches ...string) {
 	t.Helper()
 	kubectl(t, "", "patch", "-n", ns, "dis", state, "--type", "merge", "-p", fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, code))
-	active := strconv.FormatBool(code == "503")
+	waitSwitches(t, ns, code == "503", switches...)
+}
+
+// flipClusterState is flipState for a fixed ClusterDynamicIngressState,
+// with the followers in ns.
+func flipClusterState(t *testing.T, ns, state, code string, switches ...string) {
+	t.Helper()
+	kubectl(t, "", "patch", "cdis", state, "--type", "merge", "-p", fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, code))
+	waitSwitches(t, ns, code == "503", switches...)
+}
+
+// waitSwitches waits until the named switches of ns are Ready and active
+// (or passive).
+func waitSwitches(t *testing.T, ns string, active bool, switches ...string) {
+	t.Helper()
 	for _, sw := range switches {
-		kubectl(t, "", "wait", "-n", ns, "--for=condition=Active="+active, sw, "--timeout=30s")
+		kubectl(t, "", "wait", "-n", ns, "--for=condition=Active="+strconv.FormatBool(active), sw, "--timeout=30s")
 		kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", sw, "--timeout=30s")
 	}
 }
@@ -306,6 +322,8 @@ func checkRouting(t *testing.T, routes []*gatewayv1.HTTPRoute, want map[string]h
 // one namespace, and all become Ready.
 func TestRecipesApplyWithTheSamples(t *testing.T) {
 	ns := newNamespace(t, "recipes")
+	// Admitted to the cluster states of the samples and of recipe 6.
+	kubectl(t, "", "label", "namespace", ns, publicTier)
 	kubectl(t, "", "apply", "-n", ns, "-k", "config/samples")
 	out, stderr, err := runKubectl("", "apply", "-n", ns, "-k", recipesDir)
 	if err != nil {
@@ -329,10 +347,19 @@ func TestRecipesApplyWithTheSamples(t *testing.T) {
 		"dynamichttproute.ingress.dynamicingress.io/news-route created",
 		"dynamicingress.ingress.dynamicingress.io/help-site created",
 		"dynamicingress.ingress.dynamicingress.io/forum-site created",
+		"dynamicingressstate.ingress.dynamicingress.io/shop-window created",
+		"dynamicingress.ingress.dynamicingress.io/shop created",
+		"dynamicingress.ingress.dynamicingress.io/shop-killswitch created",
+		"dynamichttproute.ingress.dynamicingress.io/shop-route created",
+		"dynamichttproute.ingress.dynamicingress.io/shop-killswitch-route created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k %s printed:\n%s\nwant a line %q", recipesDir, out, want)
 		}
+	}
+	// Cluster-scoped: another test may have created it.
+	if !regexp.MustCompile(`(?m)^clusterdynamicingressstate.ingress.dynamicingress.io/public-killswitch (created|unchanged)$`).MatchString(out) {
+		t.Errorf("kubectl apply -k %s printed:\n%s\nwant clusterdynamicingressstate.ingress.dynamicingress.io/public-killswitch created or unchanged", recipesDir, out)
 	}
 	waitReady(t, ns)
 }
@@ -589,6 +616,131 @@ func TestRecipeNoStick(t *testing.T) {
 	if _, ok := getIngress(t, ns, "forum-site").Annotations["nginx.ingress.kubernetes.io/temporal-redirect"]; ok {
 		t.Error("forum-site keeps its redirect after the maintenance")
 	}
+}
+
+// TestRecipePlatformKillSwitch: the shop's window switches the shop's own
+// Ingress and route; the platform's cluster state adds the overlay ahead of
+// them, whatever the window says; a namespace that loses its label stops
+// following the kill switch, and follows it again once the label is back.
+func TestRecipePlatformKillSwitch(t *testing.T) {
+	ns := newNamespace(t, "recipe")
+	kubectl(t, "", "label", "namespace", ns, publicTier)
+	file := filepath.Join(recipesDir, "platform-killswitch.yaml")
+	out, stderr, err := runKubectl("", "apply", "-n", ns, "-f", file)
+	if err != nil || strings.Contains(stderr, "Warning:") {
+		t.Fatalf("kubectl apply -f %s: %v\n%s%s", file, err, out, stderr)
+	}
+	// The kill switch is cluster-wide: leave it off for the other tests.
+	t.Cleanup(func() {
+		_, _, _ = runKubectl("", "patch", "cdis", "public-killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`)
+	})
+	kubectl(t, "", "wait", "--for=condition=Ready", "cdis/public-killswitch", "--timeout=60s")
+	waitReady(t, ns)
+
+	// orderOf is an Ingress's group.order, 0 when unset (the ALB's default).
+	orderOf := func(ing *networkingv1.Ingress) int {
+		if _, ok := ing.Annotations["alb.ingress.kubernetes.io/group.order"]; !ok {
+			return 0
+		}
+		return groupOrder(t, ing)
+	}
+	// groupRules summarises the rules of the group's Ingresses, in the
+	// order the ALB evaluates them; the first that matches answers.
+	groupRules := func() []string {
+		ings := []*networkingv1.Ingress{getIngress(t, ns, "shop")}
+		if ingressExists(t, ns, "shop-killswitch") {
+			ings = append(ings, getIngress(t, ns, "shop-killswitch"))
+		}
+		slices.SortStableFunc(ings, func(a, b *networkingv1.Ingress) int { return orderOf(a) - orderOf(b) })
+		var out []string
+		for _, ing := range ings {
+			if got := ing.Annotations["alb.ingress.kubernetes.io/group.name"]; got != "public" {
+				t.Errorf("Ingress %s: group.name %q, want public", ing.Name, got)
+			}
+			for _, r := range albRules(t, ing) {
+				rule := fmt.Sprintf("%s: %s%s %s", ing.Name, r.host, r.path, r.action.Type)
+				if f := r.action.FixedResponseConfig; f != nil {
+					rule += " " + f.StatusCode
+				}
+				out = append(out, rule)
+			}
+		}
+		return out
+	}
+	routes := func() []*gatewayv1.HTTPRoute {
+		routes := []*gatewayv1.HTTPRoute{getRoute(t, ns, "shop-route")}
+		if out := kubectl(t, "", "get", "-n", ns, "httproute", "shop-killswitch-route", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
+			routes = append(routes, getRoute(t, ns, "shop-killswitch-route"))
+		}
+		return routes
+	}
+	shop := func(method string) httpRequest {
+		return httpRequest{host: "shop.example.com", method: method, path: "/cart"}
+	}
+	everyMethod := func(to string) map[string]httpRequest {
+		want := map[string]httpRequest{}
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"} {
+			want[to+"#"+m] = shop(m)
+		}
+		return want
+	}
+	check := func(when string, wantRules []string, wantRoute string) {
+		t.Helper()
+		if diff := cmp.Diff(wantRules, groupRules()); diff != "" {
+			t.Errorf("%s: ALB rules in group order (-want +got):\n%s", when, diff)
+		}
+		checkRouting(t, routes(), everyMethod(wantRoute))
+	}
+
+	check("neither on", []string{"shop: shop.example.com/ forward to shop"}, "shop-route: shop")
+
+	// The shop's own window opens (a one-off window, open now): the
+	// shop's own Ingress and route go to its maintenance page.
+	now := time.Now().UTC()
+	window := fmt.Sprintf(`[{"op":"add","path":"/spec/schedule/windows/-","value":{"start":%q,"end":%q}}]`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+	kubectl(t, "", "patch", "-n", ns, "dis", "shop-window", "--type", "json", "-p", window)
+	waitSwitches(t, ns, true, "di/shop", "dhr/shop-route")
+	waitSwitches(t, ns, false, "di/shop-killswitch", "dhr/shop-killswitch-route")
+	check("the shop's window", []string{"shop: shop.example.com/ forward to shop-maintenance"}, "shop-route: shop-maintenance")
+
+	// The platform fires the kill switch: its overlay comes first.
+	flipClusterState(t, ns, "public-killswitch", "503", "di/shop-killswitch", "dhr/shop-killswitch-route")
+	check("the window and the kill switch", []string{
+		"shop-killswitch: shop.example.com/ fixed-response 503",
+		"shop: shop.example.com/ forward to shop-maintenance",
+	}, "shop-killswitch-route: sorry-page")
+
+	// The window closes: the kill switch still answers.
+	kubectl(t, "", "patch", "-n", ns, "dis", "shop-window", "--type", "json", "-p", `[{"op":"remove","path":"/spec/schedule/windows/1"}]`)
+	waitSwitches(t, ns, false, "di/shop", "dhr/shop-route")
+	check("the kill switch", []string{
+		"shop-killswitch: shop.example.com/ fixed-response 503",
+		"shop: shop.example.com/ forward to shop",
+	}, "shop-killswitch-route: sorry-page")
+
+	// The platform takes the label away: the namespace no longer follows
+	// the kill switch (failurePolicy Passive: no overlay).
+	kubectl(t, "", "label", "namespace", ns, strings.Split(publicTier, "=")[0]+"-")
+	for _, sw := range []string{"di/shop-killswitch", "dhr/shop-killswitch-route"} {
+		kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready=False", sw, "--timeout=30s")
+		if got := kubectl(t, "", "get", "-n", ns, sw, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); got != "StateNotAdmitted" {
+			t.Errorf("%s Ready reason %q without the label, want StateNotAdmitted", sw, got)
+		}
+	}
+	kubectl(t, "", "wait", "-n", ns, "--for=delete", "ingress/shop-killswitch", "httproute/shop-killswitch-route", "--timeout=30s")
+	check("not admitted", []string{"shop: shop.example.com/ forward to shop"}, "shop-route: shop")
+
+	// The label is back: the overlay is back at once, the kill switch being on.
+	kubectl(t, "", "label", "namespace", ns, publicTier)
+	waitSwitches(t, ns, true, "di/shop-killswitch", "dhr/shop-killswitch-route")
+	check("admitted again", []string{
+		"shop-killswitch: shop.example.com/ fixed-response 503",
+		"shop: shop.example.com/ forward to shop",
+	}, "shop-killswitch-route: sorry-page")
+
+	flipClusterState(t, ns, "public-killswitch", "200", "di/shop-killswitch", "dhr/shop-killswitch-route")
+	check("all clear", []string{"shop: shop.example.com/ forward to shop"}, "shop-route: shop")
 }
 
 // TestRecipeFilesStayWithinALBLimits reads every recipe file: each ALB
