@@ -74,7 +74,7 @@ lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on ap
 # The pure packages: no control plane, run with the race detector in seconds.
 UNIT_PKGS = ./internal/match/... ./internal/logging/... ./internal/decision/... ./internal/plugin/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
 # The envtest suites: a real kube-apiserver and etcd per package.
-INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./internal/controlplane/...
+INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./test/plugin/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
 E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
 
@@ -115,7 +115,7 @@ demo: envtest-assets build ## Run the operator on a local control plane and show
 # BENCH_MANAGER=path measures a manager binary built elsewhere (another
 # revision) instead of building ./cmd; the report names it.
 .PHONY: bench
-bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart) and kubectl dynamic beside their baselines (about 30 minutes); rewrites the generated section of docs/benchmarks.md.
+bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart), a cluster state's flip (2000 switches in 20 namespaces) and kubectl dynamic beside their baselines (about 30 minutes); rewrites the generated section of docs/benchmarks.md.
 	BENCH=full BENCH_COMMAND='make bench$(if $(BENCH_MANAGER), BENCH_MANAGER=$(BENCH_MANAGER))' \
 	  go test -count=1 -v -timeout 60m -run '^TestBenchFull$$' ./test/bench/
 
@@ -185,7 +185,7 @@ orphan-targets: $(ENVTEST_ASSETS)/kubectl ## Delete every DynamicIngress and Dyn
 
 .PHONY: uninstall
 uninstall: orphan-targets ## Remove the CRDs, after make orphan-targets: every Ingress and HTTPRoute stays (docs/install.md, Uninstall).
-	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io
+	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io clusterdynamicingressstates.ingress.dynamicingress.io
 
 # The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
 # the Go module proxy into bin/, at the version of the Helm SDK that go.mod

@@ -88,6 +88,8 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dhr,categories=dynamic
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
+// +kubebuilder:selectablefield:JSONPath=`.spec.state`
+// +kubebuilder:selectablefield:JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
 // +kubebuilder:printcolumn:name="StateRef",type=string,JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // dryRunWorkers bounds preview's dry runs in flight.
@@ -33,7 +34,11 @@ func newStatusCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, report, err := plugin.StatusOf(cmd.Context(), c, plugin.Kinds(cmd.Context(), c), ns, args[0])
+			kinds, err := o.kinds()
+			if err != nil {
+				return err
+			}
+			_, report, err := plugin.StatusOf(cmd.Context(), c, kinds, ns, args[0])
 			if err != nil {
 				return err
 			}
@@ -121,27 +126,13 @@ func newPreviewCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ns, err := o.connect()
-			if err != nil {
-				return err
-			}
-			would, report, err := plugin.PreviewOf(cmd.Context(), c, ns, args[0], dryRunWorkers,
-				func(state *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
-					if when.IsZero() {
-						return plugin.WithAnswer(state, answer), nil
-					}
-					return plugin.ScheduledAt(state, when)
-				})
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				err = printData(o, output, report)
-			} else {
-				err = printPreview(o, would.Name, when, would.Status.StatusCode, would.Status.Body, report)
-			}
-			if err == nil && exitCode && len(report.Changes) > 0 {
-				return exitStatus(1)
+			err = preview(cmd, o, args[0], answer, when, output, exitCode)
+			if err != nil && exitCode {
+				// As kubectl diff: 1 means a change, more an error.
+				var status exitStatus
+				if !errors.As(err, &status) {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			return err
 		},
@@ -150,9 +141,42 @@ func newPreviewCommand(o *options) *cobra.Command {
 	cmd.Flags().StringVar(&body, "body", "", "The body it would answer with (with --status)")
 	cmd.Flags().StringVar(&bodyFile, "body-file", "", "Read the body from this file (with --status)")
 	cmd.Flags().StringVar(&at, "at", "", "For a schedule state: the moment to preview, RFC 3339 (e.g. 2026-12-24T00:00:00Z)")
-	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "Exit 1 when some switch would change mode, 0 when none would")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "Exit 1 when some switch would change mode, 0 when none would, 2 on an error (as kubectl diff)")
 	outputFlag(cmd.Flags(), &output)
 	return cmd
+}
+
+// preview reads the state and its switches, and prints what the answer
+// (or the moment) would change; exitStatus(1) with exitCode when something
+// would.
+func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer, when time.Time, output string, exitCode bool) error {
+	c, ns, err := o.connect()
+	if err != nil {
+		return err
+	}
+	kinds, err := o.kinds()
+	if err != nil {
+		return err
+	}
+	would, report, err := plugin.PreviewOf(cmd.Context(), c, kinds, ns, state, dryRunWorkers,
+		func(s *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
+			if when.IsZero() {
+				return plugin.WithAnswer(s, answer), nil
+			}
+			return plugin.ScheduledAt(s, when)
+		})
+	if err != nil {
+		return err
+	}
+	if output != "" {
+		err = printData(o, output, report)
+	} else {
+		err = printPreview(o, would.Name, when, would.Status.StatusCode, would.Status.Body, report)
+	}
+	if err == nil && exitCode && len(report.Changes) > 0 {
+		return exitStatus(1)
+	}
+	return err
 }
 
 // previewInput reads preview's flags: a response, or a moment.
@@ -257,9 +281,12 @@ func newWaitCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			took, report, err := plugin.Wait(ctx, c, plugin.Kinds(ctx, c), plugin.WaitOptions{
-				Namespace: ns, State: args[0], Timeout: timeout, Accepted: accepted, Interval: 250 * time.Millisecond})
+			kinds, err := o.kinds()
+			if err != nil {
+				return err
+			}
+			took, report, err := plugin.Wait(cmd.Context(), c, kinds, plugin.WaitOptions{
+				Namespace: ns, State: args[0], Timeout: timeout, Accepted: accepted})
 			if err != nil {
 				return err
 			}
@@ -301,7 +328,11 @@ func newOverrideCommand(o *options) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			kind, err := plugin.KindOf(plugin.Kinds(ctx, c), kindName)
+			kinds, err := o.kinds()
+			if err != nil {
+				return err
+			}
+			kind, err := plugin.KindOf(kinds, kindName)
 			if err != nil {
 				return err
 			}
@@ -329,8 +360,17 @@ func checkOutput(output string) error {
 	return &plugin.UsageError{Err: fmt.Errorf("-o %q: use json or yaml", output)}
 }
 
+// kinds are the switch kinds the cluster serves, from discovery.
+func (o *options) kinds() ([]target.Kind, error) {
+	disco, err := o.config.ToDiscoveryClient()
+	if err != nil {
+		return nil, err
+	}
+	return plugin.Kinds(disco), nil
+}
+
 // connect is the client and the namespace.
-func (o *options) connect() (c client.Client, ns string, err error) {
+func (o *options) connect() (c client.WithWatch, ns string, err error) {
 	if ns, err = o.namespace(); err != nil {
 		return nil, "", err
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -43,6 +42,16 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// exitError is an error printed as usual that exits with code instead of
+// 1 (preview --exit-code: 2 for an error, as kubectl diff).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
 // run runs the command line args and returns the exit status: 0, 1 for
 // errors (one line on stderr, naming the object), 2 for usage.
 func run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
@@ -57,8 +66,12 @@ func run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 		return int(status)
 	}
 	_, _ = fmt.Fprintln(streams.ErrOut, "error: "+oneLine(err.Error()))
-	if isUsage(err) {
+	var coded *exitError
+	switch {
+	case isUsage(err):
 		return 2
+	case errors.As(err, &coded):
+		return coded.code
 	}
 	return 1
 }
@@ -95,19 +108,19 @@ func (o *options) namespace() (string, error) {
 }
 
 // client is a client of the cluster the kubeconfig flags name.
-func (o *options) client() (client.Client, error) {
+func (o *options) client() (client.WithWatch, error) {
 	cfg, err := o.config.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
 	cfg = plugin.RESTConfig(cfg)
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, gatewayv1.Install} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 }
 
 func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {

@@ -240,9 +240,9 @@ func unifiedDiff(name, before, after string) (string, error) {
 // and returns that state and the changes it would bring, each with its
 // dry-run diff (DryRunDiffs, workers in flight): what `kubectl dynamic
 // preview` shows.
-func PreviewOf(ctx context.Context, c client.Client, ns, name string, workers int,
+func PreviewOf(ctx context.Context, c client.Client, kinds []target.Kind, ns, name string, workers int,
 	would func(*v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error)) (*v1beta1.DynamicIngressState, PreviewReport, error) {
-	snap, err := Read(ctx, c, Kinds(ctx, c), ns, name)
+	snap, err := Read(ctx, c, kinds, ns, name)
 	if err != nil {
 		return nil, PreviewReport{}, err
 	}

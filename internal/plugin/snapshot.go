@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"sort"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,29 +43,6 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("%s %q not found in namespace %q", e.Kind, e.Name, e.Namespace)
-}
-
-// Kinds are the adapters of the switch kinds the cluster serves: Ingress
-// always, HTTPRoute when the Gateway API CRD is installed (with its
-// defaults when the CRD can be read).
-func Kinds(ctx context.Context, c client.Reader) []target.Kind {
-	kinds := []target.Kind{target.Ingress{}}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	err := c.Get(ctx, types.NamespacedName{Name: target.HTTPRouteCRDName}, crd)
-	switch {
-	case err == nil:
-		if kind, err := target.NewHTTPRoute(crd); err == nil {
-			return append(kinds, kind)
-		}
-		return append(kinds, target.HTTPRoute{})
-	case apierrors.IsNotFound(err):
-		return kinds
-	default:
-		// Not allowed to read CRDs: HTTPRoutes without their defaults
-		// (an in-shape check may then see a difference in a defaulted
-		// field; the operator itself reads the defaults).
-		return append(kinds, target.HTTPRoute{})
-	}
 }
 
 // Read reads the state name in namespace ns and the switches of every kind
@@ -103,20 +79,44 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 		}
 		return nil, fmt.Errorf("listing %ss in namespace %q: %w", kind.SwitchKind(), ns, err)
 	}
-	var items []Item
-	for _, sw := range kind.SwitchItems(list) {
-		if ref := sw.SwitchSpec().State; !ref.IsCluster() && ref.Name == state {
-			items = append(items, Item{Kind: kind, Switch: sw})
-		}
-	}
+	items := followers(kind, kind.SwitchItems(list), state)
 	if len(items) == 0 {
 		return nil, nil
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].Switch.GetName() < items[j].Switch.GetName() })
 	targets, err := listTargets(ctx, c, kind, ns)
 	if err != nil {
 		return nil, err
 	}
+	return items, attachTargets(items, ns, targets, func(key types.NamespacedName) (client.Object, error) {
+		live := kind.NewTarget()
+		err := c.Get(ctx, key, live)
+		switch {
+		case err == nil:
+			return live, nil
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s %s: %w", kind.TargetGVK().Kind, key, err)
+	})
+}
+
+// followers are the switches of kind among switches that follow the
+// DynamicIngressState state, by name.
+func followers(kind target.Kind, switches []target.Switch, state string) []Item {
+	var items []Item
+	for _, sw := range switches {
+		if ref := sw.SwitchSpec().State; !ref.IsCluster() && ref.Name == state {
+			items = append(items, Item{Kind: kind, Switch: sw})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Switch.GetName() < items[j].Switch.GetName() })
+	return items
+}
+
+// attachTargets gives each item its live target: the managed one of that
+// name in targets, else what get reads (nil when there is none; get nil
+// leaves it so).
+func attachTargets(items []Item, ns string, targets map[string]client.Object, get func(types.NamespacedName) (client.Object, error)) error {
 	for i := range items {
 		key := target.Key(items[i].Switch)
 		if key.Namespace != ns {
@@ -128,16 +128,16 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 			items[i].Live = live
 			continue
 		}
-		live := kind.NewTarget()
-		err := c.Get(ctx, key, live)
-		switch {
-		case err == nil:
-			items[i].Live = live
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("reading %s %s: %w", kind.TargetGVK().Kind, key, err)
+		if get == nil {
+			continue
 		}
+		live, err := get(key)
+		if err != nil {
+			return err
+		}
+		items[i].Live = live
 	}
-	return items, nil
+	return nil
 }
 
 // listTargets lists the targets of kind in ns that the operator manages,

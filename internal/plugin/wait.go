@@ -69,8 +69,6 @@ type WaitOptions struct {
 	// Accepted waits also for every parent of each DynamicHTTPRoute's
 	// HTTPRoute to accept its current generation.
 	Accepted bool
-	// Interval is how often the cluster is read.
-	Interval time.Duration
 	Clock    clock.Clock
 }
 
@@ -93,33 +91,60 @@ func (e *TimeoutError) Error() string {
 		e.Timeout, e.State, len(e.Pending), strings.Join(shown, "; "), more)
 }
 
-// Wait reads the state and its switches until nothing is out of shape
-// (OutOfShape), and returns how long that took and the last report; a
-// *TimeoutError after the timeout.
-func Wait(ctx context.Context, c client.Reader, kinds []target.Kind, opts WaitOptions) (time.Duration, Report, error) {
+// Wait watches the state and its switches (one list and one watch per
+// source, the switches selected on the server: docs/kubectl-dynamic.md)
+// until nothing is out of shape (OutOfShape), and returns how long that
+// took and the last report; a *TimeoutError after the timeout. It looks
+// again at every change the watches bring, so it returns as soon as the
+// last status arrives, and makes no more requests the longer it waits.
+func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts WaitOptions) (time.Duration, Report, error) {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
 	start := clk.Now()
 	deadline := start.Add(opts.Timeout)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched, err := newWatchedSnapshot(ctx, c, kinds, opts.Namespace, opts.State)
+	if err != nil {
+		return 0, Report{}, err
+	}
+	syncCtx, stopSync := context.WithDeadline(ctx, deadline)
+	synced, err := watched.start(ctx, syncCtx)
+	stopSync()
+	if err != nil {
+		return 0, Report{}, fmt.Errorf("watching state %q and its switches in namespace %q: %w", opts.State, opts.Namespace, err)
+	}
+	var report Report
 	for {
-		snap, report, err := StatusOf(ctx, c, kinds, opts.Namespace, opts.State)
-		if err != nil {
-			return 0, Report{}, err
+		if synced {
+			snap, err := watched.snapshot()
+			if err != nil {
+				return 0, Report{}, err
+			}
+			if report, err = Status(snap); err != nil {
+				return 0, Report{}, err
+			}
+			now := clk.Now()
+			pending := OutOfShape(snap, report, now, opts.Accepted)
+			if len(pending) == 0 {
+				return now.Sub(start), report, nil
+			}
+			if !now.Before(deadline) {
+				return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: pending}
+			}
 		}
 		now := clk.Now()
-		pending := OutOfShape(snap, report, now, opts.Accepted)
-		if len(pending) == 0 {
-			return now.Sub(start), report, nil
-		}
 		if !now.Before(deadline) {
-			return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: pending}
+			return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: []string{"the state and its switches could not be read before the timeout"}}
 		}
 		select {
 		case <-ctx.Done():
 			return 0, report, ctx.Err()
-		case <-clk.After(min(opts.Interval, deadline.Sub(now))):
+		case <-watched.changed:
+		case <-clk.After(min(recheckEvery, deadline.Sub(now))):
 		}
+		synced = true
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // The plugin measure (BENCH_ONLY=plugin): what `kubectl dynamic status` and
@@ -149,6 +151,13 @@ func (h *harness) countingClient() (client.Client, *countingTransport, error) {
 	return c, counter, err
 }
 
+// pluginKinds are the switch kinds as kubectl dynamic finds them, from
+// discovery and the OpenAPI document (uncounted: a kubectl discovery
+// cache usually holds them).
+func (b *bench) pluginKinds() []target.Kind {
+	return plugin.Kinds(discovery.NewDiscoveryClientForConfigOrDie(b.h.cfg))
+}
+
 // pluginMeasure creates one fixed state driving pluginSwitches
 // DynamicIngresses, lets the manager put every target in shape, then runs
 // status (plugin.Read + plugin.Status) and the preview of the flip
@@ -217,7 +226,7 @@ func (b *bench) pluginMeasure(ctx context.Context) (*pluginResult, error) {
 // pluginStatus runs status once, with a new client.
 func (b *bench) pluginStatus(ctx context.Context, run *pluginRun, n int) error {
 	return b.pluginRun(run, func(c client.Client) (int, error) {
-		_, report, err := plugin.StatusOf(ctx, c, plugin.Kinds(ctx, c), pluginNS, "flip")
+		_, report, err := plugin.StatusOf(ctx, c, b.pluginKinds(), pluginNS, "flip")
 		if err != nil {
 			return 0, err
 		}
@@ -231,7 +240,7 @@ func (b *bench) pluginStatus(ctx context.Context, run *pluginRun, n int) error {
 // pluginPreview runs the preview of the flip once, with a new client.
 func (b *bench) pluginPreview(ctx context.Context, run *pluginRun, n int) error {
 	return b.pluginRun(run, func(c client.Client) (int, error) {
-		_, report, err := plugin.PreviewOf(ctx, c, pluginNS, "flip", pluginDryRunWorkers,
+		_, report, err := plugin.PreviewOf(ctx, c, b.pluginKinds(), pluginNS, "flip", pluginDryRunWorkers,
 			func(state *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
 				return plugin.WithAnswer(state, plugin.Answer{StatusCode: "200"}), nil
 			})

@@ -349,6 +349,13 @@ func TestKubectlDynamicPreviewExitCodeWritesNothing(t *testing.T) {
 		t.Errorf("preview --status 200 printed %q, want %q", out, want)
 	}
 
+	// With --exit-code an error is 2, as in kubectl diff: a script tells a
+	// pending flip (1) from an outage.
+	_, stderr, code = runPlugin(t, "preview", "missing", "-n", ns, "--status", "200", "--exit-code")
+	if want := `error: state "missing" not found in namespace "` + ns + `"` + "\n"; code != 2 || stderr != want {
+		t.Errorf("preview of a missing state with --exit-code: exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
+	}
+
 	if after := resourceVersions(t, ns); after != before {
 		t.Errorf("preview wrote to the cluster: resourceVersions before:\n%s\nafter:\n%s", before, after)
 	}

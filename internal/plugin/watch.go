@@ -1,0 +1,205 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// The switch fields the CRDs make selectable, so that the API server
+// sends only the switches of one state: spec.state, and spec.stateRef.name
+// for a switch that names its state with its kind.
+const (
+	stateField    = "spec.state"
+	stateRefField = "spec.stateRef.name"
+)
+
+// watchedSnapshot keeps a state and the switches that follow it, with
+// their targets, from watches: one list and one watch per source, the
+// switches selected on the server by state name, the targets by the
+// operator's managed-by label. Every change signals changed.
+type watchedSnapshot struct {
+	ns, name string
+	state    toolscache.SharedIndexInformer
+	kinds    []watchedKind
+	changed  chan struct{}
+	// failed holds the first error of a list or watch.
+	failed chan error
+}
+
+// watchedKind is what is watched of one switch kind: its switches, from
+// one informer per selected field (or one unselected informer when the
+// CRD predates selectable fields), and its managed targets.
+type watchedKind struct {
+	kind     target.Kind
+	switches []toolscache.SharedIndexInformer
+	targets  toolscache.SharedIndexInformer
+}
+
+// newWatchedSnapshot sets up the informers of state name in ns; start
+// runs them.
+func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.Kind, ns, name string) (*watchedSnapshot, error) {
+	w := &watchedSnapshot{ns: ns, name: name, changed: make(chan struct{}, 1), failed: make(chan error, 1)}
+	w.state = w.informer(c, func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }, &v1beta1.DynamicIngressState{},
+		&client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
+	for _, kind := range kinds {
+		selections, err := switchSelections(ctx, c, kind, ns, name)
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			// The kind's CRD is not installed: no switches of it.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		wk := watchedKind{kind: kind, targets: w.informer(c, kind.NewTargetList, kind.NewTarget(),
+			&client.ListOptions{Namespace: ns, LabelSelector: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})})}
+		for _, sel := range selections {
+			wk.switches = append(wk.switches, w.informer(c, kind.NewSwitchList, kind.NewSwitch(), sel))
+		}
+		w.kinds = append(w.kinds, wk)
+	}
+	return w, nil
+}
+
+// switchSelections are the list options that select the switches of kind
+// following the state: by spec.state and by spec.stateRef.name on the
+// server, or, when the cluster's CRD has no selectable fields yet (one
+// list of a single item tells), every switch of the namespace.
+func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns, name string) ([]*client.ListOptions, error) {
+	by := func(field string) *client.ListOptions {
+		return &client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector(field, name)}
+	}
+	probe := by(stateField)
+	probe.Limit = 1
+	err := c.List(ctx, kind.NewSwitchList(), probe)
+	switch {
+	case err == nil:
+		return []*client.ListOptions{by(stateField), by(stateRefField)}, nil
+	case apierrors.IsBadRequest(err):
+		return []*client.ListOptions{{Namespace: ns}}, nil
+	}
+	return nil, fmt.Errorf("listing %ss in namespace %q: %w", kind.SwitchKind(), ns, err)
+}
+
+// informer lists and watches the objects opts select, signalling changed
+// at every event.
+func (w *watchedSnapshot) informer(c client.WithWatch, newList func() client.ObjectList, example runtime.Object, opts *client.ListOptions) toolscache.SharedIndexInformer {
+	with := func(raw metav1.ListOptions) *client.ListOptions {
+		o := *opts
+		o.Raw = &raw
+		return &o
+	}
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, raw metav1.ListOptions) (runtime.Object, error) {
+			list := newList()
+			return list, c.List(ctx, list, with(raw))
+		},
+		WatchFuncWithContext: func(ctx context.Context, raw metav1.ListOptions) (watch.Interface, error) {
+			return c.Watch(ctx, newList(), with(raw))
+		},
+	}
+	inf := toolscache.NewSharedIndexInformer(lw, example, 0, toolscache.Indexers{})
+	// A failed list (forbidden, say) is an answer for the user, not a
+	// line in klog's log: the first one ends the wait.
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *toolscache.Reflector, err error) {
+		select {
+		case w.failed <- err:
+		default:
+		}
+	})
+	signal := func(any) {
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    signal,
+		UpdateFunc: func(_, obj any) { signal(obj) },
+		DeleteFunc: signal,
+	})
+	return inf
+}
+
+// start runs the informers until ctx is done and waits for their first
+// lists until syncBy is: false when it ended first, an error when a list or
+// watch failed.
+func (w *watchedSnapshot) start(ctx, syncBy context.Context) (bool, error) {
+	all := []toolscache.SharedIndexInformer{w.state}
+	for _, wk := range w.kinds {
+		all = append(append(all, wk.switches...), wk.targets)
+	}
+	synced := make([]toolscache.InformerSynced, 0, len(all))
+	for _, inf := range all {
+		go inf.RunWithContext(ctx)
+		synced = append(synced, inf.HasSynced)
+	}
+	done := make(chan bool, 1)
+	go func() { done <- toolscache.WaitForCacheSync(syncBy.Done(), synced...) }()
+	select {
+	case ok := <-done:
+		return ok, nil
+	case err := <-w.failed:
+		return false, err
+	}
+}
+
+// snapshot is the state and its switches as the watches show them now.
+// A target that is not the operator's (no managed-by label) is not
+// watched, and shows as none: such a switch is not in shape anyway (its
+// status says TargetConflict).
+func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
+	var state *v1beta1.DynamicIngressState
+	for _, obj := range w.state.GetStore().List() {
+		if s, ok := obj.(*v1beta1.DynamicIngressState); ok && s.Name == w.name {
+			state = s
+		}
+	}
+	if state == nil {
+		return nil, &NotFoundError{Kind: "state", Name: w.name, Namespace: w.ns}
+	}
+	snap := &Snapshot{State: state}
+	for _, wk := range w.kinds {
+		seen := map[string]bool{}
+		var switches []target.Switch
+		for _, inf := range wk.switches {
+			for _, obj := range inf.GetStore().List() {
+				sw, ok := obj.(target.Switch)
+				if ok && !seen[sw.GetName()] {
+					seen[sw.GetName()] = true
+					switches = append(switches, sw)
+				}
+			}
+		}
+		items := followers(wk.kind, switches, w.name)
+		targets := map[string]client.Object{}
+		for _, obj := range wk.targets.GetStore().List() {
+			if o, ok := obj.(client.Object); ok {
+				targets[o.GetName()] = o
+			}
+		}
+		if err := attachTargets(items, w.ns, targets, nil); err != nil {
+			return nil, err
+		}
+		snap.Items = append(snap.Items, items...)
+	}
+	return snap, nil
+}
+
+// recheckEvery is how often Wait looks again without an event: a schedule
+// state's answer depends on the time. Looking reads the watched copies,
+// not the API server.
+const recheckEvery = time.Second
