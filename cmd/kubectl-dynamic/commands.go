@@ -23,9 +23,9 @@ const dryRunWorkers = 16
 func newStatusCommand(o *options) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "status STATE",
-		Short: "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape",
-		Args:  exactArgs(1, "one STATE"),
+		Use:   "status [STATE | dis/NAME | cdis/NAME]",
+		Short: "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape; without a state, list the states",
+		Args:  rangeArgs(0, 1, "at most one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
@@ -38,7 +38,21 @@ func newStatusCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, report, err := plugin.StatusOf(cmd.Context(), c, kinds, ns, args[0])
+			if len(args) == 0 {
+				states, err := plugin.ListStates(cmd.Context(), c, kinds, o.listNamespace(ns))
+				if err != nil {
+					return err
+				}
+				if output != "" {
+					return printData(o, output, map[string]any{"states": states})
+				}
+				return printStates(o, states)
+			}
+			ref, err := o.state(args[0])
+			if err != nil {
+				return err
+			}
+			_, report, err := plugin.StatusOfState(cmd.Context(), c, kinds, o.followersNamespace(ns, ref), ref)
 			if err != nil {
 				return err
 			}
@@ -52,9 +66,38 @@ func newStatusCommand(o *options) *cobra.Command {
 	return cmd
 }
 
+// printStates prints the states as a table.
+func printStates(o *options, states []plugin.StateSummary) error {
+	if len(states) == 0 {
+		_, err := fmt.Fprintln(o.streams.Out, "No states found")
+		return err
+	}
+	w := printers.GetNewTabWriter(o.streams.Out)
+	t := &linePrinter{w: w}
+	t.printf("KIND\tNAMESPACE\tNAME\tMODE\tCODE\tREADY\tFOLLOWERS\n")
+	for _, s := range states {
+		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.Kind, orDash(s.Namespace), s.Name, orDash(s.Mode), orDash(s.StatusCode), orDash(s.Ready), s.Followers)
+	}
+	if t.err != nil {
+		return t.err
+	}
+	return w.Flush()
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func printStatus(o *options, r plugin.Report) error {
 	s := r.State
 	line := fmt.Sprintf("State %s/%s: ", s.Namespace, s.Name)
+	if s.Namespace == "" {
+		line = fmt.Sprintf("Cluster state %s: ", s.Name)
+	}
 	if s.StatusCode == "" {
 		line += "no response"
 	} else {
@@ -77,7 +120,11 @@ func printStatus(o *options, r plugin.Report) error {
 			if accepted == "" {
 				accepted = "-"
 			}
-			t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, sw.Name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+			name := sw.Name
+			if sw.Namespace != "" {
+				name = sw.Namespace + "/" + sw.Name
+			}
+			t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
 		}
 		if t.err != nil {
 			return t.err
@@ -158,7 +205,11 @@ func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer,
 	if err != nil {
 		return err
 	}
-	would, report, err := plugin.PreviewOf(cmd.Context(), c, kinds, ns, state, dryRunWorkers,
+	ref, err := o.state(state)
+	if err != nil {
+		return err
+	}
+	would, report, err := plugin.PreviewOf(cmd.Context(), c, kinds, o.followersNamespace(ns, ref), ref, dryRunWorkers,
 		func(s *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
 			if when.IsZero() {
 				return plugin.WithAnswer(s, answer), nil
@@ -270,7 +321,7 @@ func newWaitCommand(o *options) *cobra.Command {
 		accepted bool
 	)
 	cmd := &cobra.Command{
-		Use:   "wait STATE [--timeout 60s] [--accepted]",
+		Use:   "wait (STATE | dis/NAME | cdis/NAME) [--timeout 60s] [--accepted]",
 		Short: "Wait until every switch of the state has its target in the shape the state's response selects and its status says so",
 		Args:  exactArgs(1, "one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -285,8 +336,12 @@ func newWaitCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ref, err := o.state(args[0])
+			if err != nil {
+				return err
+			}
 			took, report, err := plugin.Wait(cmd.Context(), c, kinds, plugin.WaitOptions{
-				Namespace: ns, State: args[0], Timeout: timeout, Accepted: accepted})
+				Namespace: o.followersNamespace(ns, ref), State: ref.Name, Cluster: ref.IsCluster(), Timeout: timeout, Accepted: accepted})
 			if err != nil {
 				return err
 			}
@@ -295,7 +350,7 @@ func newWaitCommand(o *options) *cobra.Command {
 				what = "in shape and accepted"
 			}
 			sum := report.Summary
-			_, err = fmt.Fprintf(o.streams.Out, "State %q: all %d %s %s (%d active, %d passive) after %s\n", args[0],
+			_, err = fmt.Fprintf(o.streams.Out, "State %q: all %d %s %s (%d active, %d passive) after %s\n", ref.Name,
 				sum.Total, plural(sum.Total, "switch", "switches"), what, sum.Active, sum.Passive, took.Round(time.Millisecond))
 			return err
 		},
@@ -358,6 +413,38 @@ func checkOutput(output string) error {
 		return nil
 	}
 	return &plugin.UsageError{Err: fmt.Errorf("-o %q: use json or yaml", output)}
+}
+
+// state reads a state argument through the RESTMapper, as kubectl reads
+// TYPE/NAME.
+func (o *options) state(arg string) (v1beta1.StateReference, error) {
+	if !strings.Contains(arg, "/") {
+		return plugin.ParseState(arg, nil)
+	}
+	mapper, err := o.config.ToRESTMapper()
+	if err != nil {
+		return v1beta1.StateReference{}, err
+	}
+	return plugin.ParseState(arg, mapper)
+}
+
+// listNamespace is where states are listed: ns, or every namespace with
+// -A.
+func (o *options) listNamespace(ns string) string {
+	if o.allNamespaces {
+		return ""
+	}
+	return ns
+}
+
+// followersNamespace is where a state's followers are read: a namespaced
+// state's own namespace; a cluster state's followers in ns, or in every
+// namespace with -A.
+func (o *options) followersNamespace(ns string, ref v1beta1.StateReference) string {
+	if ref.IsCluster() {
+		return o.listNamespace(ns)
+	}
+	return ns
 }
 
 // kinds are the switch kinds the cluster serves, from discovery.

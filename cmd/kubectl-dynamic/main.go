@@ -99,6 +99,9 @@ func oneLine(s string) string {
 type options struct {
 	config  *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
+	// allNamespaces is -A: list states, and a cluster state's followers,
+	// in every namespace.
+	allNamespaces bool
 }
 
 // namespace is -n, or the kubeconfig context's namespace.
@@ -142,11 +145,24 @@ a switch to a mode (override). Docs: docs/kubectl-dynamic.md.`,
 	root.SetErr(streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &plugin.UsageError{Err: err} })
 	o.config.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false,
+		"List states, and the followers of a cluster state, in every namespace (needs list across namespaces)")
 	root.AddCommand(newStatusCommand(o), newPreviewCommand(o), newWaitCommand(o), newOverrideCommand(o))
 	return root
 }
 
 // exactArgs is cobra.ExactArgs, as a usage error.
+// rangeArgs refuses fewer than lo or more than hi arguments as a usage
+// error.
+func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return &plugin.UsageError{Err: fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+		}
+		return nil
+	}
+}
+
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) != n {

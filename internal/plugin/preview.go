@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,7 +164,7 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 		obj.SetName(key.Name)
 		uid := live.GetUID()
 		if err := c.Delete(ctx, obj, client.DryRunAll, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("dry run of deleting %s %s: %w", targetKind, key, err)
+			return dryRunFailed("deleting", "delete", kind, key.String(), err)
 		}
 	default:
 		// An apply with the operator's field manager, forced, as the
@@ -176,7 +177,7 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 		obj := &unstructured.Unstructured{Object: desired.Object}
 		//nolint:staticcheck // client.Apply with an unstructured object is what the operator sends too.
 		if err := c.Patch(ctx, obj, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
-			return fmt.Errorf("dry run of applying %s %s: %w", targetKind, key, err)
+			return dryRunFailed("applying", "patch", kind, key.String(), err)
 		}
 		if after, err = manifest(kind, obj); err != nil {
 			return err
@@ -184,6 +185,25 @@ func dryRunDiff(ctx context.Context, c client.Client, ch *Change) error {
 	}
 	ch.Diff, err = unifiedDiff(key.String(), before, after)
 	return err
+}
+
+// dryRunFailed says why a dry run of doing something to a target failed;
+// when the user may not, it names the permission the preview needs (the
+// API server's message names the user and the verb): a dry run is checked
+// like the write it rehearses.
+func dryRunFailed(doing, verb string, kind target.Kind, key string, err error) error {
+	gvk := kind.TargetGVK()
+	if apierrors.IsForbidden(err) {
+		// ingresses.networking.k8s.io, httproutes.gateway.networking.k8s.io
+		resource := strings.ToLower(gvk.Kind) + "s"
+		if strings.HasSuffix(gvk.Kind, "s") {
+			resource = strings.ToLower(gvk.Kind) + "es"
+		}
+		resource += "." + gvk.Group
+		return fmt.Errorf("preview needs %s on %s (its server-side dry runs are checked like the writes they rehearse; kubectl dynamic status and wait need read access only): dry run of %s %s %s: %w",
+			verb, resource, doing, gvk.Kind, key, err)
+	}
+	return fmt.Errorf("dry run of %s %s %s: %w", doing, gvk.Kind, key, err)
 }
 
 // manifest is a target as YAML without its managedFields and status, ""
@@ -235,14 +255,14 @@ func unifiedDiff(name, before, after string) (string, error) {
 	})
 }
 
-// PreviewOf reads the state name in namespace ns and its switches (Read),
+// PreviewOf reads the state ref names and its switches (ReadState),
 // makes of the state what it would be with would (WithAnswer, ScheduledAt),
 // and returns that state and the changes it would bring, each with its
 // dry-run diff (DryRunDiffs, workers in flight): what `kubectl dynamic
 // preview` shows.
-func PreviewOf(ctx context.Context, c client.Client, kinds []target.Kind, ns, name string, workers int,
+func PreviewOf(ctx context.Context, c client.Client, kinds []target.Kind, ns string, ref v1beta1.StateReference, workers int,
 	would func(*v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error)) (*v1beta1.DynamicIngressState, PreviewReport, error) {
-	snap, err := Read(ctx, c, kinds, ns, name)
+	snap, err := ReadState(ctx, c, kinds, ns, ref)
 	if err != nil {
 		return nil, PreviewReport{}, err
 	}

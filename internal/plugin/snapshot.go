@@ -27,13 +27,28 @@ type Item struct {
 	Kind   target.Kind
 	Switch target.Switch
 	Live   client.Object
+	// NotAdmitted is set for a follower of a cluster state whose status
+	// says the state's grant does not admit its namespace: the operator
+	// decides it as if the state were gone (its failurePolicy).
+	NotAdmitted bool
 }
 
-// Snapshot is a state and every switch of its namespace that follows it,
-// as read at one moment.
+// notAdmitted says whether a follower's status, at its current generation,
+// says its cluster state does not admit its namespace. The plugin reads no
+// Namespace (view does not grant cluster-scoped reads), so it takes the
+// operator's word, which follows a label change within a second or two.
+func notAdmitted(sw target.Switch) bool {
+	ready := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionReady)
+	return ready != nil && ready.Reason == v1beta1.ReasonStateNotAdmitted && ready.ObservedGeneration == sw.GetGeneration()
+}
+
+// Snapshot is a state and every switch that follows it (in the state's
+// namespace; for a cluster state, in the namespaces read), as read at one
+// moment. A cluster state's State is its view (StateView).
 type Snapshot struct {
-	State *v1beta1.DynamicIngressState
-	Items []Item
+	State   *v1beta1.DynamicIngressState
+	Cluster bool
+	Items   []Item
 }
 
 // NotFoundError says that an object the command names does not exist.
@@ -42,7 +57,91 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Namespace == "" {
+		return fmt.Sprintf("%s %q not found", e.Kind, e.Name)
+	}
 	return fmt.Sprintf("%s %q not found in namespace %q", e.Kind, e.Name, e.Namespace)
+}
+
+// ReadState reads the state ref names and its followers: a
+// DynamicIngressState's in ns (Read), a ClusterDynamicIngressState's in ns,
+// or in every namespace when ns is "" (readCluster).
+func ReadState(ctx context.Context, c client.Reader, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*Snapshot, error) {
+	if ref.IsCluster() {
+		return readCluster(ctx, c, kinds, ns, ref.Name)
+	}
+	return Read(ctx, c, kinds, ns, ref.Name)
+}
+
+// readCluster reads a cluster state and its followers in ns (every
+// namespace when ""): one list per switch kind, selected on the server by
+// spec.stateRef.name where the CRD allows it, and one list of managed
+// targets per kind and namespace that has followers.
+func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, name string) (*Snapshot, error) {
+	state := &v1beta1.ClusterDynamicIngressState{}
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, state); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &NotFoundError{Kind: "cluster state", Name: name}
+		}
+		return nil, fmt.Errorf("reading cluster state %q: %w", name, err)
+	}
+	snap := &Snapshot{State: state.StateView(), Cluster: true}
+	for _, kind := range kinds {
+		list := kind.NewSwitchList()
+		err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{stateRefField: name})
+		if apierrors.IsBadRequest(err) {
+			// A CRD without selectable fields: select here.
+			err = c.List(ctx, list, client.InNamespace(ns))
+		}
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", kind.SwitchKind(), err)
+		}
+		byNamespace := map[string][]Item{}
+		for _, item := range clusterFollowers(kind, kind.SwitchItems(list), name) {
+			byNamespace[item.Switch.GetNamespace()] = append(byNamespace[item.Switch.GetNamespace()], item)
+		}
+		for _, namespace := range sortedKeys(byNamespace) {
+			items := byNamespace[namespace]
+			targets, err := listTargets(ctx, c, kind, namespace)
+			if err != nil {
+				return nil, err
+			}
+			if err := attachTargets(items, namespace, targets, nil); err != nil {
+				return nil, err
+			}
+			snap.Items = append(snap.Items, items...)
+		}
+	}
+	return snap, nil
+}
+
+// clusterFollowers are the switches of kind among switches that follow the
+// cluster state name, by namespace and name.
+func clusterFollowers(kind target.Kind, switches []target.Switch, name string) []Item {
+	var items []Item
+	for _, sw := range switches {
+		if ref := sw.SwitchSpec().State; ref.IsCluster() && ref.Name == name {
+			items = append(items, Item{Kind: kind, Switch: sw, NotAdmitted: notAdmitted(sw)})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		a, b := items[i].Switch, items[j].Switch
+		return a.GetNamespace() < b.GetNamespace() || a.GetNamespace() == b.GetNamespace() && a.GetName() < b.GetName()
+	})
+	return items
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Read reads the state name in namespace ns and the switches of every kind

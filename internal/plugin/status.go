@@ -47,8 +47,10 @@ type StateReport struct {
 
 // SwitchReport is one switch that follows the state.
 type SwitchReport struct {
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Namespace is the switch's, for the followers of a cluster state.
+	Namespace string `json:"namespace,omitempty"`
 	Target string `json:"target"`
 	// Mode is the mode the operator decides for the switch now.
 	Mode string `json:"mode"`
@@ -89,7 +91,11 @@ func (s Summary) String() string {
 func Status(snap *Snapshot) (Report, error) {
 	report := Report{State: stateReport(snap.State), Switches: []SwitchReport{}}
 	for _, item := range snap.Items {
-		sw, err := switchReport(item, snap.State)
+		state := snap.State
+		if item.NotAdmitted {
+			state = nil
+		}
+		sw, err := switchReport(item, state)
 		if err != nil {
 			return Report{}, err
 		}
@@ -129,6 +135,9 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState) (SwitchReport, 
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
 		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
 	out.Synced, out.Reason, out.Message = statusShows(sw, active)
+	if ref := sw.SwitchSpec().State; ref.IsCluster() {
+		out.Namespace = sw.GetNamespace()
+	}
 	if _, ok := item.Kind.(target.HTTPRoute); ok {
 		out.Accepted = accepted(item.Live)
 	}
@@ -211,7 +220,12 @@ func accepted(live client.Object) string {
 // StatusOf reads the state name in namespace ns and its switches of kinds
 // (Read) and reports on them (Status): what `kubectl dynamic status` shows.
 func StatusOf(ctx context.Context, c client.Reader, kinds []target.Kind, ns, name string) (*Snapshot, Report, error) {
-	snap, err := Read(ctx, c, kinds, ns, name)
+	return StatusOfState(ctx, c, kinds, ns, v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: name})
+}
+
+// StatusOfState is StatusOf for a state of either kind (ReadState).
+func StatusOfState(ctx context.Context, c client.Reader, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*Snapshot, Report, error) {
+	snap, err := ReadState(ctx, c, kinds, ns, ref)
 	if err != nil {
 		return nil, Report{}, err
 	}

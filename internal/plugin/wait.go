@@ -38,7 +38,11 @@ func OutOfShape(snap *Snapshot, report Report, now time.Time, accepted bool) []s
 			why = append(why, fmt.Sprintf("HTTPRoute %s accepted: %s", sw.Target, sw.Accepted))
 		}
 		if len(why) > 0 {
-			out = append(out, fmt.Sprintf("%s %q: %s", sw.Kind, sw.Name, strings.Join(why, "; ")))
+			name := fmt.Sprintf("%q", sw.Name)
+			if sw.Namespace != "" {
+				name = fmt.Sprintf("%s/%s", sw.Namespace, sw.Name)
+			}
+			out = append(out, fmt.Sprintf("%s %s: %s", sw.Kind, name, strings.Join(why, "; ")))
 		}
 	}
 	return out
@@ -64,7 +68,12 @@ func stateBehind(state *v1beta1.DynamicIngressState, now time.Time) string {
 
 // WaitOptions are the options of Wait.
 type WaitOptions struct {
-	Namespace, State string
+	// Namespace is where the state and its switches are; for a cluster
+	// state, where its followers are watched, "" for every namespace.
+	Namespace string
+	// State names the state; Cluster says it is a ClusterDynamicIngressState.
+	State   string
+	Cluster bool
 	Timeout          time.Duration
 	// Accepted waits also for every parent of each DynamicHTTPRoute's
 	// HTTPRoute to accept its current generation.
@@ -106,7 +115,11 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 	deadline := start.Add(opts.Timeout)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watched, err := newWatchedSnapshot(ctx, c, kinds, opts.Namespace, opts.State)
+	ref := v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: opts.State}
+	if opts.Cluster {
+		ref.Kind = v1beta1.StateKindCluster
+	}
+	watched, err := newWatchedSnapshot(ctx, c, kinds, opts.Namespace, ref)
 	if err != nil {
 		return 0, Report{}, err
 	}

@@ -32,7 +32,10 @@ const (
 // switches selected on the server by state name, the targets by the
 // operator's managed-by label. Every change signals changed.
 type watchedSnapshot struct {
-	ns, name string
+	// ns is the namespace watched, "" for every namespace (the followers
+	// of a cluster state with -A).
+	ns  string
+	ref v1beta1.StateReference
 	state    toolscache.SharedIndexInformer
 	kinds    []watchedKind
 	changed  chan struct{}
@@ -51,12 +54,18 @@ type watchedKind struct {
 
 // newWatchedSnapshot sets up the informers of state name in ns; start
 // runs them.
-func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.Kind, ns, name string) (*watchedSnapshot, error) {
-	w := &watchedSnapshot{ns: ns, name: name, changed: make(chan struct{}, 1), failed: make(chan error, 1)}
-	w.state = w.informer(c, func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }, &v1beta1.DynamicIngressState{},
-		&client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
+func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*watchedSnapshot, error) {
+	w := &watchedSnapshot{ns: ns, ref: ref, changed: make(chan struct{}, 1), failed: make(chan error, 1)}
+	byName := fields.OneTermEqualSelector("metadata.name", ref.Name)
+	if ref.IsCluster() {
+		w.state = w.informer(c, func() client.ObjectList { return &v1beta1.ClusterDynamicIngressStateList{} }, &v1beta1.ClusterDynamicIngressState{},
+			&client.ListOptions{FieldSelector: byName})
+	} else {
+		w.state = w.informer(c, func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }, &v1beta1.DynamicIngressState{},
+			&client.ListOptions{Namespace: ns, FieldSelector: byName})
+	}
 	for _, kind := range kinds {
-		selections, err := switchSelections(ctx, c, kind, ns, name)
+		selections, err := switchSelections(ctx, c, kind, ns, ref)
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// The kind's CRD is not installed: no switches of it.
 			continue
@@ -76,16 +85,19 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 
 // switchSelections are the list options that select the switches of kind
 // following the state: by spec.state and by spec.stateRef.name on the
-// server, or, when the cluster's CRD has no selectable fields yet (one
-// list of a single item tells), every switch of the namespace.
-func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns, name string) ([]*client.ListOptions, error) {
+// server (a cluster state's followers by spec.stateRef.name alone), or,
+// when the cluster's CRD has no selectable fields yet (one list of a
+// single item tells), every switch of the namespace.
+func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns string, ref v1beta1.StateReference) ([]*client.ListOptions, error) {
 	by := func(field string) *client.ListOptions {
-		return &client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector(field, name)}
+		return &client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector(field, ref.Name)}
 	}
-	probe := by(stateField)
+	probe := by(stateRefField)
 	probe.Limit = 1
 	err := c.List(ctx, kind.NewSwitchList(), probe)
 	switch {
+	case err == nil && ref.IsCluster():
+		return []*client.ListOptions{by(stateRefField)}, nil
 	case err == nil:
 		return []*client.ListOptions{by(stateField), by(stateRefField)}, nil
 	case apierrors.IsBadRequest(err):
@@ -164,35 +176,53 @@ func (w *watchedSnapshot) start(ctx, syncBy context.Context) (bool, error) {
 func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
 	var state *v1beta1.DynamicIngressState
 	for _, obj := range w.state.GetStore().List() {
-		if s, ok := obj.(*v1beta1.DynamicIngressState); ok && s.Name == w.name {
-			state = s
+		if s, ok := obj.(interface {
+			client.Object
+			StateView() *v1beta1.DynamicIngressState
+		}); ok && s.GetName() == w.ref.Name {
+			state = s.StateView()
 		}
 	}
 	if state == nil {
-		return nil, &NotFoundError{Kind: "state", Name: w.name, Namespace: w.ns}
+		if w.ref.IsCluster() {
+			return nil, &NotFoundError{Kind: "cluster state", Name: w.ref.Name}
+		}
+		return nil, &NotFoundError{Kind: "state", Name: w.ref.Name, Namespace: w.ns}
 	}
-	snap := &Snapshot{State: state}
+	snap := &Snapshot{State: state, Cluster: w.ref.IsCluster()}
 	for _, wk := range w.kinds {
 		seen := map[string]bool{}
 		var switches []target.Switch
 		for _, inf := range wk.switches {
 			for _, obj := range inf.GetStore().List() {
 				sw, ok := obj.(target.Switch)
-				if ok && !seen[sw.GetName()] {
-					seen[sw.GetName()] = true
+				if !ok {
+					continue
+				}
+				if key := sw.GetNamespace() + "/" + sw.GetName(); !seen[key] {
+					seen[key] = true
 					switches = append(switches, sw)
 				}
 			}
 		}
-		items := followers(wk.kind, switches, w.name)
-		targets := map[string]client.Object{}
+		items := followers(wk.kind, switches, w.ref.Name)
+		if w.ref.IsCluster() {
+			items = clusterFollowers(wk.kind, switches, w.ref.Name)
+		}
+		targets := map[string]map[string]client.Object{}
 		for _, obj := range wk.targets.GetStore().List() {
 			if o, ok := obj.(client.Object); ok {
-				targets[o.GetName()] = o
+				if targets[o.GetNamespace()] == nil {
+					targets[o.GetNamespace()] = map[string]client.Object{}
+				}
+				targets[o.GetNamespace()][o.GetName()] = o
 			}
 		}
-		if err := attachTargets(items, w.ns, targets, nil); err != nil {
-			return nil, err
+		for i := range items {
+			ns := items[i].Switch.GetNamespace()
+			if err := attachTargets(items[i:i+1], ns, targets[ns], nil); err != nil {
+				return nil, err
+			}
 		}
 		snap.Items = append(snap.Items, items...)
 	}

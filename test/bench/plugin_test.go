@@ -240,7 +240,7 @@ func (b *bench) pluginStatus(ctx context.Context, run *pluginRun, n int) error {
 // pluginPreview runs the preview of the flip once, with a new client.
 func (b *bench) pluginPreview(ctx context.Context, run *pluginRun, n int) error {
 	return b.pluginRun(run, func(c client.Client) (int, error) {
-		_, report, err := plugin.PreviewOf(ctx, c, b.pluginKinds(), pluginNS, "flip", pluginDryRunWorkers,
+		_, report, err := plugin.PreviewOf(ctx, c, b.pluginKinds(), pluginNS, v1beta1.StateReference{Name: "flip"}, pluginDryRunWorkers,
 			func(state *v1beta1.DynamicIngressState) (*v1beta1.DynamicIngressState, error) {
 				return plugin.WithAnswer(state, plugin.Answer{StatusCode: "200"}), nil
 			})

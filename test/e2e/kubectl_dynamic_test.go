@@ -806,3 +806,67 @@ func startPlugin(t *testing.T, args ...string) (done <-chan error, stdout, stder
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	return end, stdout, stderr
 }
+
+// TestKubectlDynamicClusterState: a cluster state's followers in two
+// namespaces, through cdis/NAME: status -A lists both namespaces' switches,
+// -n one of them; wait -A returns once a flip is in place everywhere;
+// status without a state lists the states with their follower counts.
+func TestKubectlDynamicClusterState(t *testing.T) {
+	name, label, value := clusterState(t, "200")
+	shop := admittedNamespace(t, "plugin-cdis-shop", label, value)
+	blog := admittedNamespace(t, "plugin-cdis-blog", label, value)
+	for _, ns := range []string{shop, blog} {
+		apply(t, webIngress(ns, "web", "").ClusterState(name).ExpectCode("503").YAML(),
+			builders.FixedState(ns, "own", "200", "").YAML())
+		waitSwitchesReady(t, ns, "di")
+	}
+
+	out := plugin(t, "status", "cdis/"+name, "-A")
+	for _, want := range []string{
+		"Cluster state " + name + ": HTTP 200, Fixed\n",
+		"DynamicIngress   " + shop + "/web", "DynamicIngress   " + blog + "/web",
+		"2 switches: 0 active, 2 passive, 0 not yet in shape\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status cdis/%s -A: no %q in\n%s", name, want, out)
+		}
+	}
+	if out := plugin(t, "status", "clusterdynamicingressstate/"+name, "-n", shop); !strings.Contains(out, "1 switch: 0 active, 1 passive, 0 not yet in shape") {
+		t.Errorf("status clusterdynamicingressstate/%s -n %s: want the one switch of that namespace\n%s", name, shop, out)
+	}
+
+	kubectl(t, "", "patch", "cdis", name, "--type=merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`)
+	if out := plugin(t, "wait", "cdis/"+name, "-A", "--timeout", "60s"); !strings.Contains(out, "all 2 switches in shape (2 active, 0 passive)") {
+		t.Errorf("wait cdis/%s -A printed %q, want both switches active", name, out)
+	}
+	for _, ns := range []string{shop, blog} {
+		if got := backend(t, ns, "web"); got != "sorry" {
+			t.Errorf("after wait, Ingress %s/web sends to %q, want sorry", ns, got)
+		}
+	}
+
+	var listed struct {
+		States []struct {
+			Kind, Name, Namespace, StatusCode string
+			Followers                         int
+		}
+	}
+	if err := json.Unmarshal([]byte(plugin(t, "status", "-n", shop, "-o", "json")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range listed.States {
+		if s.Kind == "DynamicIngressState" || s.Name == name {
+			got = append(got, fmt.Sprintf("%s %s/%s %s %d", s.Kind, s.Namespace, s.Name, s.StatusCode, s.Followers))
+		}
+	}
+	want := []string{"DynamicIngressState " + shop + "/own 200 0", "ClusterDynamicIngressState /" + name + " 503 1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status -n %s -o json: states (-want +got):\n%s", shop, diff)
+	}
+
+	_, stderr, code := runPlugin(t, "status", "ingress/web", "-n", shop)
+	if wantErr := `error: "ingress/web": name a state as NAME, dis/NAME or cdis/NAME` + "\n"; code != 2 || stderr != wantErr {
+		t.Errorf("status ingress/web: exit %d, stderr %q; want exit 2 and %q", code, stderr, wantErr)
+	}
+}
