@@ -124,13 +124,19 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 		return 0, Report{}, err
 	}
 	syncCtx, stopSync := context.WithDeadline(ctx, deadline)
+	defer stopSync()
 	synced, err := watched.start(ctx, syncCtx)
-	stopSync()
 	if err != nil {
 		return 0, Report{}, fmt.Errorf("watching state %q and its switches in namespace %q: %w", opts.State, opts.Namespace, err)
 	}
 	var report Report
 	for {
+		if synced {
+			// The targets of a kind are watched once it has a follower.
+			if synced, err = watched.startTargets(ctx, syncCtx); err != nil {
+				return 0, Report{}, fmt.Errorf("watching the targets of state %q in namespace %q: %w", opts.State, opts.Namespace, err)
+			}
+		}
 		if synced {
 			snap, err := watched.snapshot()
 			if err != nil {

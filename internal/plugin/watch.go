@@ -49,7 +49,13 @@ type watchedSnapshot struct {
 type watchedKind struct {
 	kind     target.Kind
 	switches []toolscache.SharedIndexInformer
-	targets  toolscache.SharedIndexInformer
+	// targets is watched once some switch of the kind follows the state
+	// (startTargets): a user bound to view may read HTTPRoutes nowhere,
+	// and needs to only when a DynamicHTTPRoute follows the state.
+	targets toolscache.SharedIndexInformer
+	// client and targetList make the targets' informer.
+	client     client.WithWatch
+	targetList *client.ListOptions
 }
 
 // newWatchedSnapshot sets up the informers of state name in ns; start
@@ -73,8 +79,8 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 		if err != nil {
 			return nil, err
 		}
-		wk := watchedKind{kind: kind, targets: w.informer(c, kind.NewTargetList, kind.NewTarget(),
-			&client.ListOptions{Namespace: ns, LabelSelector: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})})}
+		wk := watchedKind{kind: kind, client: c,
+			targetList: &client.ListOptions{Namespace: ns, LabelSelector: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})}}
 		for _, sel := range selections {
 			wk.switches = append(wk.switches, w.informer(c, kind.NewSwitchList, kind.NewSwitch(), sel))
 		}
@@ -152,8 +158,46 @@ func (w *watchedSnapshot) informer(c client.WithWatch, newList func() client.Obj
 func (w *watchedSnapshot) start(ctx, syncBy context.Context) (bool, error) {
 	all := []toolscache.SharedIndexInformer{w.state}
 	for _, wk := range w.kinds {
-		all = append(append(all, wk.switches...), wk.targets)
+		all = append(all, wk.switches...)
 	}
+	return w.run(ctx, syncBy, all)
+}
+
+// startTargets starts watching the targets of every kind that has a
+// follower and whose targets are not watched yet, as start does.
+func (w *watchedSnapshot) startTargets(ctx, syncBy context.Context) (bool, error) {
+	var started []toolscache.SharedIndexInformer
+	for i := range w.kinds {
+		wk := &w.kinds[i]
+		if wk.targets != nil || !w.hasFollowers(wk) {
+			continue
+		}
+		wk.targets = w.informer(wk.client, wk.kind.NewTargetList, wk.kind.NewTarget(), wk.targetList)
+		started = append(started, wk.targets)
+	}
+	if len(started) == 0 {
+		return true, nil
+	}
+	return w.run(ctx, syncBy, started)
+}
+
+// hasFollowers says whether some switch of wk follows the state.
+func (w *watchedSnapshot) hasFollowers(wk *watchedKind) bool {
+	for _, inf := range wk.switches {
+		for _, obj := range inf.GetStore().List() {
+			if sw, ok := obj.(target.Switch); ok {
+				if ref := sw.SwitchSpec().State; ref.IsCluster() == w.ref.IsCluster() && ref.Name == w.ref.Name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// run runs informers until ctx is done and waits for their first lists, as
+// start says.
+func (w *watchedSnapshot) run(ctx, syncBy context.Context, all []toolscache.SharedIndexInformer) (bool, error) {
 	synced := make([]toolscache.InformerSynced, 0, len(all))
 	for _, inf := range all {
 		go inf.RunWithContext(ctx)
@@ -210,7 +254,11 @@ func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
 			items = clusterFollowers(wk.kind, switches, w.ref.Name)
 		}
 		targets := map[string]map[string]client.Object{}
-		for _, obj := range wk.targets.GetStore().List() {
+		var watchedTargets []any
+		if wk.targets != nil {
+			watchedTargets = wk.targets.GetStore().List()
+		}
+		for _, obj := range watchedTargets {
 			if o, ok := obj.(client.Object); ok {
 				if targets[o.GetNamespace()] == nil {
 					targets[o.GetNamespace()] = map[string]client.Object{}
