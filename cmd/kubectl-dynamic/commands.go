@@ -21,13 +21,13 @@ import (
 const dryRunWorkers = 16
 
 func newStatusCommand(o *options) *cobra.Command {
-	var output string
+	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [STATE | dis/NAME | cdis/NAME]",
 		Short: "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape; without a state, list the states",
 		Args:  rangeArgs(0, 1, "at most one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			c, ns, err := o.connect()
@@ -43,8 +43,8 @@ func newStatusCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if output != "" {
-					return printData(o, output, map[string]any{"states": states})
+				if output.requested() {
+					return output.print(o, map[string]any{"states": states}, plugin.StateNames(states))
 				}
 				return printStates(o, states)
 			}
@@ -56,13 +56,13 @@ func newStatusCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printData(o, output, report)
+			if output.requested() {
+				return output.print(o, report, report.Names())
 			}
 			return printStatus(o, report)
 		},
 	}
-	outputFlag(cmd.Flags(), &output)
+	output = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -158,15 +158,16 @@ func yesNo(b bool) string {
 
 func newPreviewCommand(o *options) *cobra.Command {
 	var (
-		output, code, body, bodyFile, at string
-		exitCode                         bool
+		code, body, bodyFile, at string
+		exitCode                 bool
+		output                   *outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "preview STATE (--status CODE [--body TEXT|--body-file FILE] | --at RFC3339)",
 		Short: "Show which switches would change mode if the state answered CODE (or at a time), and the diff of each target; writes nothing",
 		Args:  exactArgs(1, "one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			answer, when, err := previewInput(cmd, code, body, bodyFile, at)
@@ -189,14 +190,14 @@ func newPreviewCommand(o *options) *cobra.Command {
 	cmd.Flags().StringVar(&bodyFile, "body-file", "", "Read the body from this file (with --status)")
 	cmd.Flags().StringVar(&at, "at", "", "For a schedule state: the moment to preview, RFC 3339 (e.g. 2026-12-24T00:00:00Z)")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "Exit 1 when some switch would change mode, 0 when none would, 2 on an error (as kubectl diff)")
-	outputFlag(cmd.Flags(), &output)
+	output = addOutputFlags(cmd)
 	return cmd
 }
 
 // preview reads the state and its switches, and prints what the answer
 // (or the moment) would change; exitStatus(1) with exitCode when something
 // would.
-func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer, when time.Time, output string, exitCode bool) error {
+func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer, when time.Time, output *outputFlags, exitCode bool) error {
 	c, ns, err := o.connect()
 	if err != nil {
 		return err
@@ -219,8 +220,8 @@ func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer,
 	if err != nil {
 		return err
 	}
-	if output != "" {
-		err = printData(o, output, report)
+	if output.requested() {
+		err = output.print(o, report, report.Names())
 	} else {
 		err = printPreview(o, would.Name, when, would.Status.StatusCode, would.Status.Body, report)
 	}
@@ -361,13 +362,13 @@ func newWaitCommand(o *options) *cobra.Command {
 }
 
 func newOverrideCommand(o *options) *cobra.Command {
-	var output string
+	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:   "override KIND/NAME active|passive|none",
 		Short: "Set spec.override of a switch (none removes it), and show its mode and what its state would select",
 		Args:  exactArgs(2, "KIND/NAME and a mode"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := output.check(); err != nil {
 				return err
 			}
 			kindName, name, ok := strings.Cut(args[0], "/")
@@ -395,24 +396,15 @@ func newOverrideCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output != "" {
-				return printData(o, output, result)
+			if output.requested() {
+				return output.print(o, result, []plugin.ObjectName{{Kind: result.Kind, Namespace: ns, Name: result.Name}})
 			}
 			_, err = fmt.Fprintln(o.streams.Out, result.String())
 			return err
 		},
 	}
-	outputFlag(cmd.Flags(), &output)
+	output = addOutputFlags(cmd)
 	return cmd
-}
-
-// checkOutput refuses an -o other than json or yaml before anything is read.
-func checkOutput(output string) error {
-	switch output {
-	case "", "json", "yaml":
-		return nil
-	}
-	return &plugin.UsageError{Err: fmt.Errorf("-o %q: use json or yaml", output)}
 }
 
 // state reads a state argument through the RESTMapper, as kubectl reads

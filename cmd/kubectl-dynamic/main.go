@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -172,22 +172,73 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// outputFlag adds -o json|yaml.
-func outputFlag(flags *pflag.FlagSet, output *string) {
-	flags.StringVarP(output, "output", "o", "", "Output format: json or yaml (default: a table for people)")
+// outputFlags are kubectl's output flags (cli-runtime's PrintFlags): -o
+// json, yaml, name, jsonpath=..., jsonpath-file=..., go-template=...,
+// go-template-file=..., and --template.
+type outputFlags struct {
+	flags *genericclioptions.PrintFlags
 }
 
-// printData prints v (a plain Go value, not a Kubernetes object) with
-// cli-runtime's JSON or YAML printer.
-func printData(o *options, output string, v any) error {
-	printer, err := genericclioptions.NewJSONYamlPrintFlags().ToPrinter(output)
+// addOutputFlags adds the output flags to cmd.
+func addOutputFlags(cmd *cobra.Command) *outputFlags {
+	f := genericclioptions.NewPrintFlags("")
+	// The plugin prints its own reports, not objects of a scheme.
+	f.TypeSetterPrinter = nil
+	f.AddFlags(cmd)
+	return &outputFlags{flags: f}
+}
+
+// requested says whether -o was given: without it, commands print for
+// people.
+func (f *outputFlags) requested() bool {
+	return f.flags.OutputFormat != nil && *f.flags.OutputFormat != ""
+}
+
+// check refuses an output format there is no printer for, before anything
+// is read.
+func (f *outputFlags) check() error {
+	if !f.requested() {
+		return nil
+	}
+	if _, err := f.flags.ToPrinter(); err != nil {
+		return &plugin.UsageError{Err: err}
+	}
+	return nil
+}
+
+// print prints v, one of the plugin's reports (its JSON shape is the
+// contract of -o json), with the printer -o names: json and yaml print it
+// whole, jsonpath and templates run over its JSON, and name prints the
+// objects it is about (names), as kubectl get -o name does.
+func (f *outputFlags) print(o *options, v any, names []plugin.ObjectName) error {
+	printer, err := f.flags.ToPrinter()
 	if err != nil {
 		return &plugin.UsageError{Err: err}
 	}
-	// v is one of the plugin's own report types, not a Kubernetes object.
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return printer.PrintObj(&runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}, o.streams.Out)
+	var obj runtime.Object
+	switch *f.flags.OutputFormat {
+	case "json", "yaml":
+		obj = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	case "name":
+		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List"}}
+		for _, n := range names {
+			item := unstructured.Unstructured{}
+			item.SetGroupVersionKind(v1beta1.GroupVersion.WithKind(n.Kind))
+			item.SetNamespace(n.Namespace)
+			item.SetName(n.Name)
+			list.Items = append(list.Items, item)
+		}
+		obj = list
+	default:
+		content := map[string]any{}
+		if err := json.Unmarshal(raw, &content); err != nil {
+			return err
+		}
+		obj = &unstructured.Unstructured{Object: content}
+	}
+	return printer.PrintObj(obj, o.streams.Out)
 }

@@ -17,11 +17,11 @@ func TestUsageAndErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"status"}, 2, "error: expected one STATE, got 0 arguments"},
-		{[]string{"status", "a", "b"}, 2, "error: expected one STATE, got 2 arguments"},
+		{[]string{"status", "a", "b"}, 2, "error: expected at most one STATE, got 2 arguments"},
+		{[]string{"wait"}, 2, "error: expected one STATE, got 0 arguments"},
 		{[]string{"launch"}, 2, `error: unknown command "launch" for "kubectl dynamic"`},
 		{[]string{"status", "x", "--colour"}, 2, "error: unknown flag: --colour"},
-		{[]string{"status", "x", "-o", "wide"}, 2, `error: -o "wide": use json or yaml`},
+		{[]string{"status", "x", "-o", "wide"}, 2, `error: unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml`},
 		{[]string{"preview", "x"}, 2, "error: give exactly one of --status CODE or --at RFC3339"},
 		{[]string{"preview", "x", "--status", "503", "--at", "2026-12-24T00:00:00Z"}, 2, "error: give exactly one of --status CODE or --at RFC3339"},
 		{[]string{"preview", "x", "--status", "5xx"}, 2, `error: --status "5xx" is not an HTTP status code (100-599)`},

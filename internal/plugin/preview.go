@@ -195,11 +195,7 @@ func dryRunFailed(doing, verb string, kind target.Kind, key string, err error) e
 	gvk := kind.TargetGVK()
 	if apierrors.IsForbidden(err) {
 		// ingresses.networking.k8s.io, httproutes.gateway.networking.k8s.io
-		resource := strings.ToLower(gvk.Kind) + "s"
-		if strings.HasSuffix(gvk.Kind, "s") {
-			resource = strings.ToLower(gvk.Kind) + "es"
-		}
-		resource += "." + gvk.Group
+		resource := strings.ToLower(kindPlural(gvk.Kind)) + "." + gvk.Group
 		return fmt.Errorf("preview needs %s on %s (its server-side dry runs are checked like the writes they rehearse; kubectl dynamic status and wait need read access only): dry run of %s %s %s: %w",
 			verb, resource, doing, gvk.Kind, key, err)
 	}

@@ -97,7 +97,7 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing %ss: %w", kind.SwitchKind(), err)
+			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
 		}
 		byNamespace := map[string][]Item{}
 		for _, item := range clusterFollowers(kind, kind.SwitchItems(list), name) {
@@ -176,7 +176,7 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 		if meta.IsNoMatchError(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("listing %ss in namespace %q: %w", kind.SwitchKind(), ns, err)
+		return nil, fmt.Errorf("listing %s in namespace %q: %w", kindPlural(kind.SwitchKind()), ns, err)
 	}
 	items := followers(kind, kind.SwitchItems(list), state)
 	if len(items) == 0 {
@@ -244,7 +244,7 @@ func attachTargets(items []Item, ns string, targets map[string]client.Object, ge
 func listTargets(ctx context.Context, c client.Reader, kind target.Kind, ns string) (map[string]client.Object, error) {
 	list := kind.NewTargetList()
 	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}); err != nil {
-		return nil, fmt.Errorf("listing %ss in namespace %q: %w", kind.TargetGVK().Kind, ns, err)
+		return nil, fmt.Errorf("listing %s in namespace %q: %w", kindPlural(kind.TargetGVK().Kind), ns, err)
 	}
 	objs, err := meta.ExtractList(list)
 	if err != nil {

@@ -67,7 +67,7 @@ func ListStates(ctx context.Context, c client.Reader, kinds []target.Kind, ns st
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing %ss: %w", kind.SwitchKind(), err)
+			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
 		}
 		for _, sw := range kind.SwitchItems(list) {
 			ref := sw.SwitchSpec().State
@@ -120,3 +120,48 @@ func summarize(kind, name, ns string, state *v1beta1.DynamicIngressState, follow
 	return out
 }
 
+
+// ObjectName names an object of the operator's API group, for -o name.
+type ObjectName struct {
+	Kind, Namespace, Name string
+}
+
+// StateNames are the states listed, for -o name.
+func StateNames(states []StateSummary) []ObjectName {
+	out := make([]ObjectName, 0, len(states))
+	for _, s := range states {
+		out = append(out, ObjectName{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name})
+	}
+	return out
+}
+
+// Names are the switches of the report, for -o name.
+func (r Report) Names() []ObjectName {
+	out := make([]ObjectName, 0, len(r.Switches))
+	for _, sw := range r.Switches {
+		ns := sw.Namespace
+		if ns == "" {
+			ns = r.State.Namespace
+		}
+		out = append(out, ObjectName{Kind: sw.Kind, Namespace: ns, Name: sw.Name})
+	}
+	return out
+}
+
+// Names are the switches that would change, for -o name.
+func (r PreviewReport) Names() []ObjectName {
+	out := make([]ObjectName, 0, len(r.Changes))
+	for _, ch := range r.Changes {
+		out = append(out, ObjectName{Kind: ch.Kind, Namespace: ch.item.Switch.GetNamespace(), Name: ch.Name})
+	}
+	return out
+}
+
+// kindPlural is a kind's plural as messages write it: DynamicIngresses,
+// DynamicHTTPRoutes, Ingresses, HTTPRoutes.
+func kindPlural(kind string) string {
+	if strings.HasSuffix(kind, "s") {
+		return kind + "es"
+	}
+	return kind + "s"
+}

@@ -109,7 +109,7 @@ func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns
 	case apierrors.IsBadRequest(err):
 		return []*client.ListOptions{{Namespace: ns}}, nil
 	}
-	return nil, fmt.Errorf("listing %ss in namespace %q: %w", kind.SwitchKind(), ns, err)
+	return nil, fmt.Errorf("listing %s in namespace %q: %w", kindPlural(kind.SwitchKind()), ns, err)
 }
 
 // informer lists and watches the objects opts select, signalling changed

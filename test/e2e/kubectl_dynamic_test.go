@@ -643,12 +643,12 @@ func TestKubectlDynamicErrorsAndExitCodes(t *testing.T) {
 		{"missing state", []string{"status", "x", "-n", ns}, 1, `error: state "x" not found in namespace "` + ns + `"`},
 		{"missing state, preview", []string{"preview", "x", "-n", ns, "--status", "503"}, 1, `error: state "x" not found in namespace "` + ns + `"`},
 		{"missing state, wait", []string{"wait", "x", "-n", ns}, 1, `error: state "x" not found in namespace "` + ns + `"`},
-		{"no arguments", []string{"status", "-n", ns}, 2, "error: expected one STATE, got 0 arguments"},
+		{"no arguments", []string{"wait", "-n", ns}, 2, "error: expected one STATE, got 0 arguments"},
 		{"unknown flag", []string{"status", "flag", "-n", ns, "--bogus"}, 2, "error: unknown flag: --bogus"},
 		{"bad --status", []string{"preview", "flag", "-n", ns, "--status", "abc"}, 2, `error: --status "abc" is not an HTTP status code (100-599)`},
 		{"both --status and --at", []string{"preview", "flag", "-n", ns, "--status", "503", "--at", "2026-12-24T00:00:00Z"}, 2, "error: give exactly one of --status CODE or --at RFC3339"},
 		{"--at on a fixed state", []string{"preview", "flag", "-n", ns, "--at", "2026-12-24T00:00:00Z"}, 1, `error: --at is for a schedule state; state "flag" in namespace "` + ns + `" has no spec.schedule`},
-		{"bad -o", []string{"status", "flag", "-n", ns, "-o", "wide"}, 2, `error: -o "wide": use json or yaml`},
+		{"bad -o", []string{"status", "flag", "-n", ns, "-o", "wide"}, 2, `error: unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -833,6 +833,14 @@ func TestKubectlDynamicClusterState(t *testing.T) {
 	}
 	if out := plugin(t, "status", "clusterdynamicingressstate/"+name, "-n", shop); !strings.Contains(out, "1 switch: 0 active, 1 passive, 0 not yet in shape") {
 		t.Errorf("status clusterdynamicingressstate/%s -n %s: want the one switch of that namespace\n%s", name, shop, out)
+	}
+
+	// kubectl's output flags: -o name and jsonpath over the report.
+	if got, want := plugin(t, "status", "cdis/"+name, "-A", "-o", "name"), "dynamicingress.ingress.dynamicingress.io/web\ndynamicingress.ingress.dynamicingress.io/web\n"; got != want {
+		t.Errorf("status -o name printed %q, want %q", got, want)
+	}
+	if got := plugin(t, "status", "cdis/"+name, "-A", "-o", "jsonpath={.summary.total} {.switches[*].namespace}"); got != "2 "+blog+" "+shop {
+		t.Errorf("status -o jsonpath printed %q, want the total and both namespaces, in order", got)
 	}
 
 	kubectl(t, "", "patch", "cdis", name, "--type=merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`)
