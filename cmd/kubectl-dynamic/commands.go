@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,9 +25,10 @@ const dryRunWorkers = 16
 func newStatusCommand(o *options) *cobra.Command {
 	var output *outputFlags
 	cmd := &cobra.Command{
-		Use:   "status [STATE | dis/NAME | cdis/NAME]",
-		Short: "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape; without a state, list the states",
-		Args:  rangeArgs(0, 1, "at most one STATE"),
+		Use:               "status [STATE | dis/NAME | cdis/NAME]",
+		Short:             "Show a state's response and, for each switch that follows it, its mode and whether its target is in shape; without a state, list the states",
+		Args:              rangeArgs(0, 1, "at most one STATE"),
+		ValidArgsFunction: o.completeState,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.check(); err != nil {
 				return err
@@ -322,9 +325,10 @@ func newWaitCommand(o *options) *cobra.Command {
 		accepted bool
 	)
 	cmd := &cobra.Command{
-		Use:   "wait (STATE | dis/NAME | cdis/NAME) [--timeout 60s] [--accepted]",
-		Short: "Wait until every switch of the state has its target in the shape the state's response selects and its status says so",
-		Args:  exactArgs(1, "one STATE"),
+		Use:               "wait (STATE | dis/NAME | cdis/NAME) [--timeout 60s] [--accepted]",
+		ValidArgsFunction: o.completeState,
+		Short:             "Wait until every switch of the state has its target in the shape the state's response selects and its status says so",
+		Args:              exactArgs(1, "one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return &plugin.UsageError{Err: errors.New("--timeout must be positive")}
@@ -362,11 +366,15 @@ func newWaitCommand(o *options) *cobra.Command {
 }
 
 func newOverrideCommand(o *options) *cobra.Command {
-	var output *outputFlags
+	var (
+		output        *outputFlags
+		dryRun, owner string
+	)
 	cmd := &cobra.Command{
-		Use:   "override KIND/NAME active|passive|none",
-		Short: "Set spec.override of a switch (none removes it), and show its mode and what its state would select",
-		Args:  exactArgs(2, "KIND/NAME and a mode"),
+		Use:               "override KIND/NAME active|passive|none",
+		ValidArgsFunction: o.completeOverride,
+		Short:             "Set spec.override of a switch (none removes it), and show its mode and what its state would select",
+		Args:              exactArgs(2, "KIND/NAME and a mode"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.check(); err != nil {
 				return err
@@ -378,6 +386,13 @@ func newOverrideCommand(o *options) *cobra.Command {
 			mode, err := plugin.ParseMode(args[1])
 			if err != nil {
 				return err
+			}
+			switch dryRun {
+			case "none":
+				dryRun = ""
+			case "", "server", "client":
+			default:
+				return &plugin.UsageError{Err: fmt.Errorf("--dry-run %q: use none, server or client", dryRun)}
 			}
 			c, ns, err := o.connect()
 			if err != nil {
@@ -392,7 +407,7 @@ func newOverrideCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			result, err := plugin.Override(ctx, c, kind, ns, name, mode)
+			result, err := plugin.Override(ctx, c, kind, ns, name, mode, plugin.OverrideOptions{DryRun: dryRun, FieldManager: owner})
 			if err != nil {
 				return err
 			}
@@ -404,6 +419,8 @@ func newOverrideCommand(o *options) *cobra.Command {
 		},
 	}
 	output = addOutputFlags(cmd)
+	cmd.Flags().StringVar(&dryRun, "dry-run", "none", `"server" sends the patch as a dry run (checked by the API server and its webhooks, stored nowhere), "client" applies it to the switch as read and sends nothing; "none" writes`)
+	cmd.Flags().StringVar(&owner, "field-manager", "kubectl-dynamic", "Name of the manager the change is recorded under in the switch's managedFields")
 	return cmd
 }
 
@@ -455,4 +472,71 @@ func (o *options) connect() (c client.WithWatch, ns string, err error) {
 	}
 	c, err = o.client()
 	return c, ns, err
+}
+
+// completeState offers the states of the namespace by name and the cluster
+// states as cdis/NAME, for the first argument.
+func (o *options) completeState(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, ns, err := o.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	states := &v1beta1.DynamicIngressStateList{}
+	if err := c.List(cmd.Context(), states, client.InNamespace(ns)); err == nil {
+		for _, s := range states.Items {
+			names = append(names, s.Name)
+		}
+	}
+	clusterStates := &v1beta1.ClusterDynamicIngressStateList{}
+	if err := c.List(cmd.Context(), clusterStates); err == nil {
+		for _, s := range clusterStates.Items {
+			names = append(names, "cdis/"+s.Name)
+		}
+	}
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeOverride offers the switches of the namespace as di/NAME and
+// dhr/NAME, then the modes.
+func (o *options) completeOverride(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	switch len(args) {
+	case 0:
+	case 1:
+		return withPrefix([]string{"active", "passive", "none"}, toComplete), cobra.ShellCompDirectiveNoFileComp
+	default:
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, ns, err := o.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for short, list := range map[string]client.ObjectList{"di": &v1beta1.DynamicIngressList{}, "dhr": &v1beta1.DynamicHTTPRouteList{}} {
+		if err := c.List(cmd.Context(), list, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		items, _ := meta.ExtractList(list)
+		for _, item := range items {
+			if obj, ok := item.(client.Object); ok {
+				names = append(names, short+"/"+obj.GetName())
+			}
+		}
+	}
+	sort.Strings(names)
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// withPrefix are the names that start with prefix.
+func withPrefix(names []string, prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,13 +32,25 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	args := os.Args[1:]
+	if filepath.Base(os.Args[0]) == completionHelper {
+		// kubectl completes `kubectl dynamic ...` by running this name
+		// with the words typed so far: cobra's own completion command.
+		args = append([]string{cobra.ShellCompRequestCmd}, args...)
+	}
+	code := run(ctx, args, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
 	os.Exit(code)
 }
 
 // exitStatus ends a command with a status and no message: preview
 // --exit-code when something would change.
+// completionHelper is the executable kubectl runs to complete a plugin's
+// arguments: a link to kubectl-dynamic under this name on the PATH gives
+// `kubectl dynamic <TAB>` the names of states and switches
+// (docs/kubectl-dynamic.md).
+const completionHelper = "kubectl_complete-dynamic"
+
 type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,20 +63,36 @@ type OverrideResult struct {
 	Mode         string `json:"mode"`
 	StateSelects string `json:"stateSelects"`
 	State        string `json:"state"`
+	// DryRun is "server" or "client" when nothing was written.
+	DryRun string `json:"dryRun,omitempty"`
+}
+
+// OverrideOptions are how Override writes.
+type OverrideOptions struct {
+	// DryRun is "" (write), "server" (the API server checks the patch,
+	// admission webhooks included, and stores nothing) or "client" (the
+	// patch is applied to the switch as read, and nothing is sent).
+	DryRun string
+	// FieldManager names the writer in the switch's managedFields.
+	FieldManager string
 }
 
 // String is the line the command prints.
 func (r OverrideResult) String() string {
-	if r.Override == "none" {
-		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode", r.Kind, r.Name, r.State, r.StateSelects)
+	suffix := ""
+	if r.DryRun != "" {
+		suffix = fmt.Sprintf(" (%s dry run)", r.DryRun)
 	}
-	return fmt.Sprintf("%s %q: spec.override pins %s mode; state %q would select %s mode", r.Kind, r.Name, r.Mode, r.State, r.StateSelects)
+	if r.Override == "none" {
+		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode%s", r.Kind, r.Name, r.State, r.StateSelects, suffix)
+	}
+	return fmt.Sprintf("%s %q: spec.override pins %s mode; state %q would select %s mode%s", r.Kind, r.Name, r.Mode, r.State, r.StateSelects, suffix)
 }
 
 // Override sets spec.override of the switch (removes it for ""), with a
 // merge patch, and says what its mode now is and what its state would
 // select.
-func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name string, mode v1beta1.Mode) (OverrideResult, error) {
+func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name string, mode v1beta1.Mode, opts OverrideOptions) (OverrideResult, error) {
 	sw := kind.NewSwitch()
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	if err := c.Get(ctx, key, sw); err != nil {
@@ -92,7 +109,7 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	if err != nil {
 		return OverrideResult{}, err
 	}
-	if err := c.Patch(ctx, sw, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := patchOverride(ctx, c, sw, patch, opts); err != nil {
 		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
 	}
 	state, err := followedState(ctx, c, sw)
@@ -111,7 +128,7 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	}
 	now := decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue
 	selects := decision.Selected(kind, sw, state, live).Status == metav1.ConditionTrue
-	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State.Name,
+	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State.Name, DryRun: opts.DryRun,
 		Mode: decision.ModeName(now), StateSelects: decision.ModeName(selects)}, nil
 }
 
@@ -146,4 +163,28 @@ func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1b
 		return nil, nil
 	}
 	return state.StateView(), nil
+}
+
+// patchOverride sends the merge patch (or, for a client dry run, applies
+// it to sw as read), leaving sw as the API server returned it.
+func patchOverride(ctx context.Context, c client.Client, sw target.Switch, patch []byte, opts OverrideOptions) error {
+	if opts.DryRun == "client" {
+		current, err := json.Marshal(sw)
+		if err != nil {
+			return err
+		}
+		patched, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(patched, sw)
+	}
+	var patchOpts []client.PatchOption
+	if opts.FieldManager != "" {
+		patchOpts = append(patchOpts, client.FieldOwner(opts.FieldManager))
+	}
+	if opts.DryRun == "server" {
+		patchOpts = append(patchOpts, client.DryRunAll)
+	}
+	return c.Patch(ctx, sw, client.RawPatch(types.MergePatchType, patch), patchOpts...)
 }

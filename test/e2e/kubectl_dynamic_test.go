@@ -625,6 +625,26 @@ func TestKubectlDynamicOverride(t *testing.T) {
 	if got := kubectl(t, "", "get", "-n", ns, "di", "shop", "-o", "jsonpath={.spec.override}"); got != "" {
 		t.Errorf("a refused override changed spec.override to %q", got)
 	}
+
+	// Dry runs say what would be and write nothing; --field-manager names
+	// the writer in managedFields.
+	for _, dryRun := range []string{"server", "client"} {
+		out := plugin(t, "override", "-n", ns, "di/shop", "active", "--dry-run="+dryRun)
+		if want := `DynamicIngress "shop": spec.override pins active mode; state "flag" would select passive mode (` + dryRun + " dry run)\n"; out != want {
+			t.Errorf("override --dry-run=%s printed %q, want %q", dryRun, out, want)
+		}
+		if got := kubectl(t, "", "get", "-n", ns, "di", "shop", "-o", "jsonpath={.spec.override}"); got != "" {
+			t.Errorf("override --dry-run=%s set spec.override to %q", dryRun, got)
+		}
+	}
+	_, stderr, code = runPlugin(t, "override", "-n", ns, "di/shop", "active", "--dry-run=yes")
+	if want := `error: --dry-run "yes": use none, server or client` + "\n"; code != 2 || stderr != want {
+		t.Errorf("override --dry-run=yes: exit %d, stderr %q; want exit 2, %q", code, stderr, want)
+	}
+	plugin(t, "override", "-n", ns, "di/shop", "passive", "--field-manager=oncall-alice")
+	if got := kubectl(t, "", "get", "-n", ns, "di", "shop", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}"); !strings.Contains(got, "oncall-alice") {
+		t.Errorf("after override --field-manager=oncall-alice, managedFields managers are %q", got)
+	}
 }
 
 func TestKubectlDynamicErrorsAndExitCodes(t *testing.T) {
@@ -871,6 +891,25 @@ func TestKubectlDynamicClusterState(t *testing.T) {
 	want := []string{"DynamicIngressState " + shop + "/own 200 0", "ClusterDynamicIngressState /" + name + " 503 1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status -n %s -o json: states (-want +got):\n%s", shop, diff)
+	}
+
+	// Shell completion through kubectl itself: kubectl runs
+	// kubectl_complete-dynamic, a link to the plugin, with the words typed.
+	helper := filepath.Join(pluginDir, "kubectl_complete-dynamic")
+	if err := os.Symlink("kubectl-dynamic", helper); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	completed, _, err := pluginKubectl().Run("", "__complete", "dynamic", "status", "-n", shop, "")
+	if err != nil {
+		t.Fatalf("kubectl __complete dynamic status: %v", err)
+	}
+	for _, want := range []string{"own\n", "cdis/" + name + "\n", ":4\n"} {
+		if !strings.Contains(completed, want) {
+			t.Errorf("kubectl __complete dynamic status -n %s \"\": no %q in\n%s", shop, want, completed)
+		}
+	}
+	if completed, _, _ := pluginKubectl().Run("", "__complete", "dynamic", "override", "-n", shop, "di/"); !strings.HasPrefix(completed, "di/web\n") {
+		t.Errorf("kubectl __complete dynamic override di/: got\n%s\nwant di/web first", completed)
 	}
 
 	_, stderr, code := runPlugin(t, "status", "ingress/web", "-n", shop)
