@@ -93,13 +93,7 @@ func run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 // cluster.
 func isUsage(err error) bool {
 	var usage *plugin.UsageError
-	if errors.As(err, &usage) {
-		return true
-	}
-	// cobra's own errors for an unknown command or flag.
-	msg := err.Error()
-	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
-		strings.HasPrefix(msg, "unknown shorthand flag") || strings.HasPrefix(msg, "flag needs an argument")
+	return errors.As(err, &usage)
 }
 
 // oneLine folds a message onto one line.
@@ -152,6 +146,15 @@ a switch to a mode (override). Docs: docs/kubectl-dynamic.md.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl dynamic"},
+		// Words that name no command reach the root: a usage error, typed
+		// here rather than recognised by cobra's wording.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &plugin.UsageError{Err: fmt.Errorf("unknown command %q for %q", args[0], cmd.DisplayName())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate("kubectl-dynamic {{.Version}}\n")
 	root.SetOut(streams.Out)
