@@ -75,6 +75,12 @@ func platformKillSwitch(k *kubectl) error {
 	if err := k.show("patch", "cdis", "global-killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
 		return err
 	}
+	say("kubectl dynamic wait watches the cluster state's followers in every namespace (-A) and returns")
+	say("once every target is in the new shape and every status says so:")
+	if err := k.showContaining([]string{"all 3 switches in shape (3 active, 0 passive)"},
+		"dynamic", "wait", "cdis/global-killswitch", "-A", "--timeout=60s"); err != nil {
+		return err
+	}
 	for _, target := range [][2]string{{blog, "site"}, {docs, "site"}, {namespace, "landing"}} {
 		if err := k.waitQuietIn(target[0], "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/"+target[1]); err != nil {
 			return err
@@ -121,6 +127,11 @@ func platformKillSwitch(k *kubectl) error {
 		return err
 	}
 	if err := k.waitQuietIn(docs, "--for=condition=Ready", "dynamicingress/site"); err != nil {
+		return err
+	}
+
+	say("kubectl dynamic status without a state lists the states, both kinds, with their followers:")
+	if err := k.showContaining([]string{"ClusterDynamicIngressState", "global-killswitch"}, "dynamic", "status", "-n", namespace); err != nil {
 		return err
 	}
 
