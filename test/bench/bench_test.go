@@ -43,6 +43,11 @@ type config struct {
 	// noiseFlipN switches, noiseFlipReps flips each way with and without
 	// the noise.
 	noiseStates, noiseFlipN, noiseFlipReps int
+	// The cluster state measure: clusterNamespaces namespaces of
+	// clusterPerNamespace DynamicIngresses following one
+	// ClusterDynamicIngressState, clusterFlipReps flips each way of the
+	// operator and of each owned floor.
+	clusterNamespaces, clusterPerNamespace, clusterFlipReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -82,9 +87,14 @@ var smallConfig = config{
 	noiseStates:   10,
 	noiseFlipN:    50,
 	noiseFlipReps: 1,
-	quiet:         300 * time.Millisecond,
-	settle:        time.Second,
-	command:       "make bench-small",
+	// The flip of 50 over five namespaces: the structure of the cluster
+	// state measure.
+	clusterNamespaces:   5,
+	clusterPerNamespace: 10,
+	clusterFlipReps:     1,
+	quiet:               300 * time.Millisecond,
+	settle:              time.Second,
+	command:             "make bench-small",
 }
 
 var fullConfig = config{
@@ -119,11 +129,15 @@ var fullConfig = config{
 	noiseStates:       100,
 	noiseFlipN:        500,
 	noiseFlipReps:     3,
-	quiet:             time.Second,
-	settle:            3 * time.Second,
-	gcWait:            150 * time.Second,
-	writeDocs:         true,
-	command:           "make bench",
+	clusterNamespaces: 20,
+	// 2000 switches, as the largest flip of one state.
+	clusterPerNamespace: 100,
+	clusterFlipReps:     5,
+	quiet:               time.Second,
+	settle:              3 * time.Second,
+	gcWait:              150 * time.Second,
+	writeDocs:           true,
+	command:             "make bench",
 }
 
 // TestBenchSmall runs every measure at small sizes (N=50) in about a
@@ -175,12 +189,13 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	if reps := os.Getenv("BENCH_FLIP_REPS"); reps != "" {
-		// More rounds of flips, for steadier medians when comparing builds.
+		// More rounds of flips (of one state and of the cluster state),
+		// for steadier medians when comparing builds.
 		r, err := strconv.Atoi(reps)
 		if err != nil || r < 1 {
 			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
 		}
-		cfg.flipReps = r
+		cfg.flipReps, cfg.clusterFlipReps = r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
 		cfg.writeDocs = false
 	}
@@ -194,9 +209,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, plugin, noise) runs some measures only, without
-	// touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "plugin": true, "noise": true}
+	// memory, scale, cluster, plugin, noise) runs some measures only,
+	// without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "plugin": true, "noise": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -204,7 +219,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, plugin, noise", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, plugin, noise", only)
 			}
 			run[f] = true
 		}
@@ -297,6 +312,12 @@ func runBench(t *testing.T, cfg config) {
 		}
 		checkScale(t, cfg, b.report.scale)
 	}
+	if run["cluster"] {
+		if b.report.cluster, err = b.clusterFlip(ctx); err != nil {
+			t.Fatalf("cluster: %v", err)
+		}
+		checkOwnedFloorFlips(t, "cluster", cfg, b.report.cluster.flips, cfg.clusterFlipReps)
+	}
 	if run["plugin"] {
 		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {
 			t.Fatalf("plugin: %v", err)
@@ -368,13 +389,20 @@ func checkScale(t *testing.T, cfg config, res *scaleResult) {
 	if res.peak.rss == 0 || res.rest.rss == 0 || res.rest.heap == 0 || res.restartPk.rss == 0 {
 		t.Errorf("scale: a memory reading is missing: %+v %+v %+v", res.peak, res.rest, res.restartPk)
 	}
+	checkOwnedFloorFlips(t, "scale", cfg, res.flips, cfg.scaleFlipReps)
+}
+
+// checkOwnedFloorFlips asserts that a measure (what) flipped reps times
+// each way, the operator and the owned floor at each concurrency.
+func checkOwnedFloorFlips(t *testing.T, what string, cfg config, res *flipSuiteResult, reps int) {
+	t.Helper()
 	for _, active := range []bool{true, false} {
-		if got := len(res.flips.of("operator", &active)); got != cfg.scaleFlipReps {
-			t.Errorf("scale: %d operator flips %s, want %d", got, direction(active), cfg.scaleFlipReps)
+		if got := len(res.of("operator", &active)); got != reps {
+			t.Errorf("%s: %d operator flips %s, want %d", what, got, direction(active), reps)
 		}
 		for _, w := range cfg.ownedFloorWorkers {
-			if got := len(res.flips.of(ownedFloorName(w), &active)); got != cfg.scaleFlipReps {
-				t.Errorf("scale: %d owned-floor flips with %d workers %s, want %d", got, w, direction(active), cfg.scaleFlipReps)
+			if got := len(res.of(ownedFloorName(w), &active)); got != reps {
+				t.Errorf("%s: %d owned-floor flips with %d workers %s, want %d", what, got, w, direction(active), reps)
 			}
 		}
 	}

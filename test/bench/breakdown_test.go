@@ -92,7 +92,7 @@ func (b *bench) breakdownVariant(ctx context.Context, ns string, n int, m *manag
 			if err != nil {
 				return nil, err
 			}
-			run, err := b.operatorFlip(ctx, ns, n, active, m)
+			run, err := b.operatorFlip(ctx, inNamespace(ns, n), active, m)
 			if err != nil {
 				return nil, err
 			}

@@ -18,6 +18,9 @@ import (
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // flipRun is one flip of N Ingresses by one writer.
@@ -68,19 +71,115 @@ func flipTimeout(n int, perObject time.Duration) time.Duration {
 	return 2*time.Minute + time.Duration(n)*perObject
 }
 
-// setupOperator creates a fixed state answering 503 and n DynamicIngresses
-// (passive), and waits for every Ingress and status.
-func (b *bench) setupOperator(ctx context.Context, ns string, n int) (time.Duration, error) {
+// flipStateName names the state an operator flip edits.
+const flipStateName = "flip"
+
+// followLabel is the label of the namespaces whose switches follow the
+// cluster state of a flip: its grant admits them by it.
+const followLabel = "bench.dynamicingress.io/follows"
+
+// switches are n objects named objName(i) spread over namespaces, object i
+// in namespaces[i%len(namespaces)]: the DynamicIngresses of an operator
+// flip and their Ingresses, or the Ingresses a baseline writes. The
+// DynamicIngresses follow one fixed state named flipStateName: a
+// DynamicIngressState of the one namespace, or with cluster a
+// ClusterDynamicIngressState whose grant admits the namespaces by
+// followLabel.
+type switches struct {
+	namespaces []string
+	n          int
+	cluster    bool
+}
+
+// inNamespace is n switches in one namespace, following its state.
+func inNamespace(ns string, n int) switches {
+	return switches{namespaces: []string{ns}, n: n}
+}
+
+// ns is the namespace of object i.
+func (s switches) ns(i int) string { return s.namespaces[i%len(s.namespaces)] }
+
+// in is how many of the objects namespace k holds.
+func (s switches) in(k int) int {
+	n := s.n / len(s.namespaces)
+	if k < s.n%len(s.namespaces) {
+		n++
+	}
+	return n
+}
+
+// String names the switches in progress lines: "N=2000" or "N=2000 in 20
+// namespaces".
+func (s switches) String() string {
+	if len(s.namespaces) == 1 {
+		return fmt.Sprintf("N=%d", s.n)
+	}
+	return fmt.Sprintf("N=%d in %d namespaces", s.n, len(s.namespaces))
+}
+
+// state is the state the switches follow, answering code (empty for a
+// patch, which reads its kind and name only).
+func (s switches) state(code string) client.Object {
+	if s.cluster {
+		return builders.FixedState("", flipStateName, code, "").Cluster().
+			FollowersMatching(map[string]string{followLabel: flipStateName}).Obj()
+	}
+	return fixedState(s.namespaces[0], flipStateName, code)
+}
+
+// stateLister lists and watches the state the switches follow.
+func (s switches) stateLister(h *harness) lister {
+	if s.cluster {
+		return clusterStates(h)
+	}
+	return states(h, s.namespaces[0])
+}
+
+// dynamicIngress is the DynamicIngress i, following the state.
+func (s switches) dynamicIngress(i int) *v1beta1.DynamicIngress {
+	di := dynamicIngress(s.ns(i), objName(i), flipStateName)
+	if s.cluster {
+		return (&builders.DynamicIngressWrapper{DynamicIngress: *di}).ClusterState(flipStateName).Obj()
+	}
+	return di
+}
+
+// ensureNamespaces creates the namespaces, labelled for the grant of a
+// cluster state.
+func (b *bench) ensureNamespaces(ctx context.Context, s switches) error {
+	for _, ns := range s.namespaces {
+		if err := b.h.ensureNamespace(ctx, ns); err != nil {
+			return err
+		}
+		if !s.cluster {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, followLabel, flipStateName)
+		if _, err := b.h.cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ingresses and switchObjects list and watch, in one namespace, the
+// Ingresses and the DynamicIngresses.
+func (b *bench) ingresses(ns string) lister     { return ingressLister{b.h, ns} }
+func (b *bench) switchObjects(ns string) lister { return dynamicIngresses(b.h, ns) }
+
+// setupOperator creates the fixed state answering 503 and the
+// DynamicIngresses (passive) of s, and waits for every Ingress and status.
+func (b *bench) setupOperator(ctx context.Context, s switches) (time.Duration, error) {
 	h := b.h
-	if err := h.ensureNamespace(ctx, ns); err != nil {
+	if err := b.ensureNamespaces(ctx, s); err != nil {
 		return 0, err
 	}
-	ingW, err := watchArrivals(ctx, ingressLister{h, ns}, n, ingressShape(false))
+	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(false))
 	if err != nil {
 		return 0, err
 	}
 	defer ingW.stop()
-	diW, err := watchArrivals(ctx, dynamicIngresses(h, ns), n, diSettled(false))
+	diW, err := s.watchArrivals(ctx, b.switchObjects, diSettled(false))
 	if err != nil {
 		return 0, err
 	}
@@ -88,11 +187,12 @@ func (b *bench) setupOperator(ctx context.Context, ns string, n int) (time.Durat
 	t0 := time.Now()
 	ingW.startAt(t0)
 	diW.startAt(t0)
-	if err := h.c.Create(ctx, fixedState(ns, "flip", "503")); err != nil {
+	if err := h.c.Create(ctx, s.state("503")); err != nil {
 		return 0, err
 	}
+	n := s.n
 	if err := parallel(n, 32, func(i int) error {
-		return h.c.Create(ctx, dynamicIngress(ns, objName(i), "flip"))
+		return h.c.Create(ctx, s.dynamicIngress(i))
 	}); err != nil {
 		return 0, fmt.Errorf("creating %d DynamicIngresses: %w", n, err)
 	}
@@ -106,25 +206,25 @@ func (b *bench) setupOperator(ctx context.Context, ns string, n int) (time.Durat
 	return time.Since(t0), nil
 }
 
-// operatorFlip patches the state, as `kubectl patch dis flip --type merge`
-// does, and times the Ingresses, the statuses and the requests.
-func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool, m *managerProc) (flipRun, error) {
-	h := b.h
+// operatorFlip patches the state of s, as `kubectl patch dis flip --type
+// merge` does, and times the Ingresses, the statuses and the requests.
+func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *managerProc) (flipRun, error) {
+	h, n := b.h, s.n
 	run := flipRun{who: "operator", n: n, active: active}
-	ingW, err := watchArrivals(ctx, ingressLister{h, ns}, n, ingressShape(active))
+	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if ingW.before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	if before := ingW.before(); before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
 	}
-	diW, err := watchArrivals(ctx, dynamicIngresses(h, ns), n, diSettled(active))
+	diW, err := s.watchArrivals(ctx, b.switchObjects, diSettled(active))
 	if err != nil {
 		return run, err
 	}
 	defer diW.stop()
-	stW, err := watchArrivals(ctx, states(h, ns), 1, stateCode(stateCodeFor(active)))
+	stW, err := watchArrivals(ctx, s.stateLister(h), 1, stateCode(stateCodeFor(active)))
 	if err != nil {
 		return run, err
 	}
@@ -149,7 +249,7 @@ func (b *bench) operatorFlip(ctx context.Context, ns string, n int, active bool,
 	diW.startAt(t0)
 	stW.startAt(t0)
 	patch := fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, stateCodeFor(active))
-	if err := h.c.Patch(ctx, fixedState(ns, "flip", ""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := h.c.Patch(ctx, s.state(""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return run, err
 	}
 	timeout := flipTimeout(n, 100*time.Millisecond)
@@ -208,12 +308,13 @@ func maxDuration(ds []time.Duration) time.Duration {
 	return m
 }
 
-// setupFloor creates n passive Ingresses with the floor's field manager.
-func (b *bench) setupFloor(ctx context.Context, ns string, n int) error {
-	if err := b.h.ensureNamespace(ctx, ns); err != nil {
+// setupFloor creates the passive Ingresses of s with the floor's field
+// manager.
+func (b *bench) setupFloor(ctx context.Context, s switches) error {
+	if err := b.ensureNamespaces(ctx, s); err != nil {
 		return err
 	}
-	return b.applyAll(ctx, ns, n, false, 64, floorFieldManager)
+	return b.applyAll(ctx, s, false, 64, floorFieldManager)
 }
 
 const floorFieldManager = "bench-floor"
@@ -224,68 +325,81 @@ const floorFieldManager = "bench-floor"
 func floorName(workers int) string      { return fmt.Sprintf("floor-%d", workers) }
 func ownedFloorName(workers int) string { return fmt.Sprintf("floor-owned-%d", workers) }
 
-// setupOwnedFloor creates n passive Ingresses controlled by a ConfigMap of
-// the namespace, for the floor that writes what the operator writes. It
-// returns the owner.
-func (b *bench) setupOwnedFloor(ctx context.Context, ns string, n int) (*metav1.OwnerReference, error) {
-	if err := b.h.ensureNamespace(ctx, ns); err != nil {
+// owners are the owners of the owned floor's Ingresses, one per namespace.
+type owners map[string]*metav1.OwnerReference
+
+// setupOwnedFloor creates the passive Ingresses of s, each controlled by a
+// ConfigMap of its namespace, for the floor that writes what the operator
+// writes. It returns the owners.
+func (b *bench) setupOwnedFloor(ctx context.Context, s switches) (owners, error) {
+	if err := b.ensureNamespaces(ctx, s); err != nil {
 		return nil, err
 	}
-	cm, err := b.h.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
+	own := owners{}
+	for _, ns := range s.namespaces {
+		cm, err := b.h.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		own[ns] = &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	}
-	owner := &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
-	return owner, b.applyEach(ctx, ns, n, 64, floorFieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
-		return ownedApply(ns, objName(i), false, owner, "")
+	return own, b.applyEach(ctx, s.n, 64, floorFieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+		return ownedApply(s.ns(i), objName(i), false, own[s.ns(i)], "")
 	})
 }
 
-func (b *bench) applyAll(ctx context.Context, ns string, n int, active bool, workers int, fieldManager string) error {
-	return b.applyEach(ctx, ns, n, workers, fieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
-		return baselineApply(ns, objName(i), active)
+func (b *bench) applyAll(ctx context.Context, s switches, active bool, workers int, fieldManager string) error {
+	return b.applyEach(ctx, s.n, workers, fieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+		return baselineApply(s.ns(i), objName(i), active)
 	})
 }
 
-// applyEach sends the n applies that body makes, from workers goroutines.
-func (b *bench) applyEach(ctx context.Context, ns string, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
-	ings := b.h.cs.NetworkingV1().Ingresses(ns)
+// applyEach sends the n applies that body makes, each in its own
+// namespace, from workers goroutines.
+func (b *bench) applyEach(ctx context.Context, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
 	return parallel(n, workers, func(i int) error {
-		_, err := ings.Apply(ctx, body(i), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		ac := body(i)
+		_, err := b.h.cs.NetworkingV1().Ingresses(*ac.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 		return err
 	})
 }
 
-// floorFlip applies the n Ingresses in the new shape from a plain client-go
-// client without a rate limit, on workers goroutines. With an owner, every
-// apply also carries what the operator's do: the controller
+// floorFlip applies the Ingresses of s in the new shape from a plain
+// client-go client without a rate limit, on workers goroutines. With
+// owners, every apply also carries what the operator's do: the controller
 // ownerReference and the Ingress's UID as a precondition (read before the
 // flip, untimed).
-func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, workers int, owner *metav1.OwnerReference) (flipRun, error) {
+func (b *bench) floorFlip(ctx context.Context, s switches, active bool, workers int, own owners) (flipRun, error) {
+	n := s.n
 	run := flipRun{who: floorName(workers), n: n, active: active}
-	body := func(i int) *networkingv1ac.IngressApplyConfiguration { return baselineApply(ns, objName(i), active) }
-	if owner != nil {
+	body := func(i int) *networkingv1ac.IngressApplyConfiguration {
+		return baselineApply(s.ns(i), objName(i), active)
+	}
+	if own != nil {
 		run.who = ownedFloorName(workers)
-		list, err := b.h.cs.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return run, err
-		}
-		uids := map[string]types.UID{}
-		for _, ing := range list.Items {
-			uids[ing.Name] = ing.UID
+		uids := map[types.NamespacedName]types.UID{}
+		for _, ns := range s.namespaces {
+			list, err := b.h.cs.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return run, err
+			}
+			for _, ing := range list.Items {
+				uids[types.NamespacedName{Namespace: ns, Name: ing.Name}] = ing.UID
+			}
 		}
 		body = func(i int) *networkingv1ac.IngressApplyConfiguration {
-			return ownedApply(ns, objName(i), active, owner, uids[objName(i)])
+			ns := s.ns(i)
+			return ownedApply(ns, objName(i), active, own[ns], uids[types.NamespacedName{Namespace: ns, Name: objName(i)}])
 		}
 	}
-	ingW, err := watchArrivals(ctx, ingressLister{b.h, ns}, n, ingressShape(active))
+	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if ingW.before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	if before := ingW.before(); before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
 	}
 	if err := b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
@@ -295,7 +409,7 @@ func (b *bench) floorFlip(ctx context.Context, ns string, n int, active bool, wo
 	defer stopProfile()
 	t0 := time.Now()
 	ingW.startAt(t0)
-	if err := b.applyEach(ctx, ns, n, workers, floorFieldManager, body); err != nil {
+	if err := b.applyEach(ctx, n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
 	run.writerDone = time.Since(t0)
@@ -337,7 +451,7 @@ func (b *bench) setupKubectl(ctx context.Context, mode, ns string, n int) (strin
 		}
 	}
 	if mode == kubectlSSA {
-		if err := b.applyAll(ctx, ns, n, false, 64, "kubectl"); err != nil {
+		if err := b.applyAll(ctx, inNamespace(ns, n), false, 64, "kubectl"); err != nil {
 			return "", err
 		}
 	} else {
@@ -413,17 +527,20 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 	}
 	defer func() { m.stop() }()
 	opNS := fmt.Sprintf("op-%d", n)
+	op := inNamespace(opNS, n)
 	b.progress("flip N=%d: creating the state and %d DynamicIngresses", n, n)
-	if res.setup, err = b.setupOperator(ctx, opNS, n); err != nil {
+	if res.setup, err = b.setupOperator(ctx, op); err != nil {
 		return nil, err
 	}
 	b.progress("flip N=%d: all Ready after %s; creating the baselines' Ingresses", n, round(res.setup))
 	floorNS := fmt.Sprintf("floor-%d", n)
-	if err := b.setupFloor(ctx, floorNS, n); err != nil {
+	floor := inNamespace(floorNS, n)
+	if err := b.setupFloor(ctx, floor); err != nil {
 		return nil, err
 	}
 	ownedNS := fmt.Sprintf("floor-owned-%d", n)
-	owner, err := b.setupOwnedFloor(ctx, ownedNS, n)
+	ownedFloor := inNamespace(ownedNS, n)
+	own, err := b.setupOwnedFloor(ctx, ownedFloor)
 	if err != nil {
 		return nil, err
 	}
@@ -460,38 +577,12 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		// order rotates from round to round, and every step starts once
 		// the API server has seen no write for a while, so that no writer
 		// always follows the heaviest one (client-side kubectl).
-		var steps []func() error
-		steps = append(steps, func() error {
-			for _, active := range []bool{true, false} {
-				run, err := b.operatorFlip(ctx, opNS, n, active, m)
-				if err != nil {
-					return err
-				}
-				res.add(run)
-				b.progress("flip N=%d round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s; writes: %s",
-					n, rep+1, direction(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
-					round(run.stateStatus), round(run.statusDone), run.reqs.writeSummary())
-			}
-			return nil
-		})
-		floorStep := func(ns string, workers int, owner *metav1.OwnerReference) func() error {
-			return func() error {
-				for _, active := range []bool{true, false} {
-					run, err := b.floorFlip(ctx, ns, n, active, workers, owner)
-					if err != nil {
-						return err
-					}
-					res.add(run)
-					b.progress("flip N=%d round %d %s: %s %s (CPU s %s)", n, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
-				}
-				return nil
-			}
-		}
+		steps := []func() error{b.operatorStep(ctx, "flip", rep, op, m, res)}
 		for _, w := range b.cfg.floorWorkers {
-			steps = append(steps, floorStep(floorNS, w, nil))
+			steps = append(steps, b.floorStep(ctx, "flip", rep, floor, w, nil, res))
 		}
 		for _, w := range b.cfg.ownedFloorWorkers {
-			steps = append(steps, floorStep(ownedNS, w, owner))
+			steps = append(steps, b.floorStep(ctx, "flip", rep, ownedFloor, w, own, res))
 		}
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
 			steps = append(steps, func() error {
@@ -528,6 +619,58 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 	m.stop()
 	for _, ns := range []string{opNS, floorNS, ownedNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
 		if err := h.clearNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// operatorStep is the operator's step of round rep of a measure (what):
+// the switches s flipped to active and back, the runs added to res.
+func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switches, m *managerProc, res *flipSuiteResult) func() error {
+	return func() error {
+		for _, active := range []bool{true, false} {
+			run, err := b.operatorFlip(ctx, s, active, m)
+			if err != nil {
+				return err
+			}
+			res.add(run)
+			b.progress("%s %s round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s; writes: %s",
+				what, s, rep+1, direction(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+				round(run.stateStatus), round(run.statusDone), run.reqs.writeSummary())
+		}
+		return nil
+	}
+}
+
+// floorStep is a floor's step of round rep of a measure (what): the
+// Ingresses of s written to active and back by workers goroutines, with
+// the owners' metadata when own is set, the runs added to res.
+func (b *bench) floorStep(ctx context.Context, what string, rep int, s switches, workers int, own owners, res *flipSuiteResult) func() error {
+	return func() error {
+		for _, active := range []bool{true, false} {
+			run, err := b.floorFlip(ctx, s, active, workers, own)
+			if err != nil {
+				return err
+			}
+			res.add(run)
+			b.progress("%s %s round %d %s: %s %s (CPU s %s)", what, s, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
+		}
+		return nil
+	}
+}
+
+// againstOwnedFloor flips the switches op reps times each way, interleaved
+// round by round with the owned floor writing the Ingresses of floor at
+// each of cfg.ownedFloorWorkers, in an order that rotates (runRound).
+func (b *bench) againstOwnedFloor(ctx context.Context, what string, reps int, op, floor switches, own owners, m *managerProc) (*flipSuiteResult, error) {
+	res := &flipSuiteResult{n: op.n}
+	for rep := range reps {
+		steps := []func() error{b.operatorStep(ctx, what, rep, op, m, res)}
+		for _, w := range b.cfg.ownedFloorWorkers {
+			steps = append(steps, b.floorStep(ctx, what, rep, floor, w, own, res))
+		}
+		if err := b.runRound(ctx, rep, steps); err != nil {
 			return nil, err
 		}
 	}

@@ -253,7 +253,7 @@ func (b *bench) tenantNoise(ctx context.Context) (*noiseResult, error) {
 	}
 	defer func() { m.stop() }()
 	b.progress("noise: creating the state and %d DynamicIngresses the flip edits", res.flipN)
-	if _, err := b.setupOperator(ctx, noiseFlipNS, res.flipN); err != nil {
+	if _, err := b.setupOperator(ctx, inNamespace(noiseFlipNS, res.flipN)); err != nil {
 		return nil, err
 	}
 	if err := h.ensureNamespace(ctx, noiseNS); err != nil {
@@ -261,7 +261,7 @@ func (b *bench) tenantNoise(ctx context.Context) (*noiseResult, error) {
 	}
 	flips := func(rep int, who string) error {
 		for _, active := range []bool{true, false} {
-			run, err := b.operatorFlip(ctx, noiseFlipNS, res.flipN, active, m)
+			run, err := b.operatorFlip(ctx, inNamespace(noiseFlipNS, res.flipN), active, m)
 			if err != nil {
 				return err
 			}

@@ -26,6 +26,7 @@ type report struct {
 	webhook               *webhookResult
 	memory                *memoryResult
 	scale                 *scaleResult
+	cluster               *clusterResult
 	plugin                *pluginResult
 	noise                 *noiseResult
 }
@@ -146,6 +147,40 @@ func (r *flipSuiteResult) bestOf(workers []int, name func(int) string, active bo
 	return best, bestF
 }
 
+// ownedFloorRows adds to sum, each way, the median of the operator's flips
+// beside the best owned floor's; what describes the operator's figure.
+func (r *flipSuiteResult) ownedFloorRows(sum *table, workers []int, what func(active bool, flips int) string) {
+	for _, active := range []bool{true, false} {
+		op := figures(r.of("operator", &active))
+		if best, bf := r.ownedFloorBest(workers, active); best != 0 {
+			sum.add(what(active, op.flips), round(op.total),
+				fmt.Sprintf("%s, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(workers), best, bf.flips),
+				round(bf.total), durRatio(op.total, bf.total))
+		}
+	}
+}
+
+// ownedFloorTable is the flips table of the operator and the owned floor
+// at each of workers, each way.
+func (r *flipSuiteResult) ownedFloorTable(workers []int) *table {
+	t := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses", "÷ best owned floor", "CPU s: manager / apiserver / etcd / bench"}}
+	for _, active := range []bool{true, false} {
+		_, bof := r.ownedFloorBest(workers, active)
+		whos := []string{"operator"}
+		for _, wk := range workers {
+			whos = append(whos, ownedFloorName(wk))
+		}
+		for _, who := range whos {
+			f := figures(r.of(who, &active))
+			if f.flips == 0 {
+				continue
+			}
+			t.add(flipRow(r.n, active, who, f, durRatio(f.total, bof.total))...)
+		}
+	}
+	return t
+}
+
 var writerNames = map[string]string{
 	"operator": "operator (state edit → Ingresses)",
 	kubectlSSA: "`kubectl apply --server-side -f dir/`",
@@ -230,20 +265,21 @@ func (rep *report) markdown() string {
 		}
 	}
 	if sc := rep.scale; sc != nil {
-		for _, active := range []bool{true, false} {
-			op := figures(sc.flips.of("operator", &active))
-			if best, bf := sc.flips.ownedFloorBest(rep.cfg.ownedFloorWorkers, active); best != 0 {
-				sum.add(fmt.Sprintf("scale: flip N=%d of %d switches %s, every Ingress arrived (median of %d)", sc.flipN, sc.switches, direction(active), op.flips),
-					round(op.total), fmt.Sprintf("%s, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(rep.cfg.ownedFloorWorkers), best, bf.flips),
-					round(bf.total), durRatio(op.total, bf.total))
-			}
-		}
+		sc.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+			return fmt.Sprintf("scale: flip N=%d of %d switches %s, every Ingress arrived (median of %d)", sc.flipN, sc.switches, direction(active), flips)
+		})
 		sum.add(fmt.Sprintf("scale: restart with %d switches, write requests while catching up", sc.switches), fmt.Sprintf("%g", sc.restartWrites.writes("")),
 			"required", "0", ratio(sc.restartWrites.writes(""), 0))
 		sum.add(fmt.Sprintf("scale: restart with %d switches, until every one is reconciled (%d of %d Ready)", sc.switches, sc.readyAfterRestart, sc.switches),
 			round(sc.caughtUp), "required at most", round(restartBound), durRatio(sc.caughtUp, restartBound))
 		sum.add(fmt.Sprintf("scale: manager peak RSS, %d switches (converging from empty / restart)", sc.switches),
 			mib(sc.peak.rss)+" / "+mib(sc.restartPk.rss), "the chart's memory limit", mib(chartMemoryLimit()), ratio(float64(max(sc.peak.rss, sc.restartPk.rss)), float64(chartMemoryLimit())))
+	}
+	if c := rep.cluster; c != nil {
+		c.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+			return fmt.Sprintf("cluster state: flip N=%d in %d namespaces following one ClusterDynamicIngressState %s, every Ingress arrived (median of %d)",
+				c.flips.n, c.namespaces, direction(active), flips)
+		})
 	}
 	if rep.plugin != nil {
 		rep.plugin.summaryRows(sum)
@@ -356,6 +392,9 @@ func (rep *report) markdown() string {
 	}
 	if sc := rep.scale; sc != nil {
 		w("%s\n", sc.markdown(rep.cfg))
+	}
+	if c := rep.cluster; c != nil {
+		w("%s\n", c.markdown(rep.cfg))
 	}
 	if p := rep.plugin; p != nil {
 		w("%s\n", p.markdown())

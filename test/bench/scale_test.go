@@ -226,7 +226,7 @@ func (b *bench) memory(ctx context.Context) (*memoryResult, error) {
 		defer m.stop()
 		// A DynamicIngress created after the start is Ready only once the
 		// caches synced and the controllers run.
-		if _, err := b.setupOperator(ctx, fmt.Sprintf("memory-%d", phase), 1); err != nil {
+		if _, err := b.setupOperator(ctx, inNamespace(fmt.Sprintf("memory-%d", phase), 1)); err != nil {
 			return err
 		}
 		synced := time.Now()

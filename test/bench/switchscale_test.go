@@ -321,43 +321,13 @@ func (b *bench) countSettled(ctx context.Context, active bool) (int, error) {
 // scaleFlips flips the scale-flip state cfg.scaleFlipReps times each way,
 // interleaved with the owned floor writing as many Ingresses.
 func (b *bench) scaleFlips(ctx context.Context, m *managerProc) (*flipSuiteResult, error) {
-	n := b.cfg.scaleFlipN
-	res := &flipSuiteResult{n: n}
-	owner, err := b.setupOwnedFloor(ctx, scaleFloorNS, n)
+	floor := inNamespace(scaleFloorNS, b.cfg.scaleFlipN)
+	own, err := b.setupOwnedFloor(ctx, floor)
 	if err != nil {
 		return nil, err
 	}
-	for rep := range b.cfg.scaleFlipReps {
-		steps := []func() error{func() error {
-			for _, active := range []bool{true, false} {
-				run, err := b.operatorFlip(ctx, scaleFlipNS, n, active, m)
-				if err != nil {
-					return err
-				}
-				res.add(run)
-				b.progress("scale flip N=%d of %d, round %d %s: operator %s (p50 %s), statuses %s; writes: %s",
-					n, b.cfg.scaleSwitches, rep+1, direction(active), round(run.total), round(run.p50), round(run.statusDone), run.reqs.writeSummary())
-			}
-			return nil
-		}}
-		for _, w := range b.cfg.ownedFloorWorkers {
-			steps = append(steps, func() error {
-				for _, active := range []bool{true, false} {
-					run, err := b.floorFlip(ctx, scaleFloorNS, n, active, w, owner)
-					if err != nil {
-						return err
-					}
-					res.add(run)
-					b.progress("scale flip N=%d round %d %s: %s %s", n, rep+1, direction(active), run.who, round(run.total))
-				}
-				return nil
-			})
-		}
-		if err := b.runRound(ctx, rep, steps); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return b.againstOwnedFloor(ctx, fmt.Sprintf("scale flip (of %d switches)", b.cfg.scaleSwitches), b.cfg.scaleFlipReps,
+		inNamespace(scaleFlipNS, b.cfg.scaleFlipN), floor, own, m)
 }
 
 // chartMemoryLimit is the manager's memory limit in the chart's values
@@ -400,22 +370,7 @@ func (r *scaleResult) markdown(cfg config) string {
 		fmt.Sprintf("%g (%s)", r.restartWrites.writes(""), r.restartWrites.writeSummary()),
 		mib(r.restartRest.rss), mib(int64(r.restartRest.heap)), mib(int64(r.restartRest.live)), mib(r.restartPk.rss), mib(int64(r.restartPk.heap)))
 	w("%s\n", t)
-	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses", "÷ best owned floor", "CPU s: manager / apiserver / etcd / bench"}}
-	for _, active := range []bool{true, false} {
-		_, bof := r.flips.ownedFloorBest(cfg.ownedFloorWorkers, active)
-		whos := []string{"operator"}
-		for _, wk := range cfg.ownedFloorWorkers {
-			whos = append(whos, ownedFloorName(wk))
-		}
-		for _, who := range whos {
-			f := figures(r.flips.of(who, &active))
-			if f.flips == 0 {
-				continue
-			}
-			ft.add(flipRow(r.flipN, active, who, f, durRatio(f.total, bof.total))...)
-		}
-	}
-	w("%s", ft)
+	w("%s", r.flips.ownedFloorTable(cfg.ownedFloorWorkers))
 	return sb.String()
 }
 

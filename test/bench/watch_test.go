@@ -154,6 +154,73 @@ func (a *arrivals) durations() []time.Duration {
 	return out
 }
 
+// arrivalSet is one watch per namespace, read as one: the arrivals of
+// objects spread over namespaces (see switches).
+type arrivalSet struct {
+	namespaces []string
+	each       []*arrivals
+}
+
+// watchArrivals watches, in every namespace of s, the objects that l lists
+// there (s.in of them) until stop; call startAt right before the change.
+func (s switches) watchArrivals(ctx context.Context, l func(ns string) lister, match func(runtime.Object) (string, bool)) (*arrivalSet, error) {
+	set := &arrivalSet{namespaces: s.namespaces}
+	for k, ns := range s.namespaces {
+		a, err := watchArrivals(ctx, l(ns), s.in(k), match)
+		if err != nil {
+			set.stop()
+			return nil, err
+		}
+		set.each = append(set.each, a)
+	}
+	return set, nil
+}
+
+// startAt sets the time every watch measures from.
+func (s *arrivalSet) startAt(t0 time.Time) {
+	for _, a := range s.each {
+		a.startAt(t0)
+	}
+}
+
+// before is how many objects matched already when the watches started.
+func (s *arrivalSet) before() int {
+	n := 0
+	for _, a := range s.each {
+		n += a.before
+	}
+	return n
+}
+
+// wait returns once every object of every namespace arrived, or fails
+// after timeout.
+func (s *arrivalSet) wait(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for k, a := range s.each {
+		// At least a second each, so that a namespace whose objects have
+		// all arrived answers so even past the deadline.
+		if err := a.wait(max(time.Until(deadline), time.Second)); err != nil {
+			return fmt.Errorf("namespace %s: %w", s.namespaces[k], err)
+		}
+	}
+	return nil
+}
+
+func (s *arrivalSet) stop() {
+	for _, a := range s.each {
+		a.stop()
+	}
+}
+
+// durations returns the arrival times of every namespace.
+func (s *arrivalSet) durations() []time.Duration {
+	var out []time.Duration
+	for _, a := range s.each {
+		out = append(out, a.durations()...)
+	}
+	return out
+}
+
 // ingressLister watches a namespace's Ingresses over protobuf.
 type ingressLister struct {
 	h  *harness
@@ -213,6 +280,10 @@ func states(h *harness, ns string) crLister {
 	return crLister{h: h, ns: ns, newList: func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }}
 }
 
+func clusterStates(h *harness) crLister {
+	return crLister{h: h, newList: func() client.ObjectList { return &v1beta1.ClusterDynamicIngressStateList{} }}
+}
+
 // The two shapes of every Ingress in the flip measures: passive routes the
 // host to "web"; active routes it to "sorry" and carries an annotation.
 const (
@@ -265,13 +336,17 @@ func diSettled(active bool) func(runtime.Object) (string, bool) {
 	}
 }
 
-// stateCode matches a state whose status shows a status code.
+// stateCode matches a state (of either kind) whose status shows a status
+// code.
 func stateCode(code string) func(runtime.Object) (string, bool) {
 	return func(o runtime.Object) (string, bool) {
-		s, ok := o.(*v1beta1.DynamicIngressState)
+		s, ok := o.(interface {
+			client.Object
+			StateStatus() *v1beta1.DynamicIngressStateStatus
+		})
 		if !ok {
 			return "", false
 		}
-		return s.Name, s.Status.StatusCode == code
+		return s.GetName(), s.StateStatus().StatusCode == code
 	}
 }
