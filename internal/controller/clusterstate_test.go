@@ -208,6 +208,7 @@ func TestClusterStateIsProbedOnce(t *testing.T) {
 	const window = 4 * time.Second
 	time.Sleep(window)
 	got := probes.Load() - before
+	t.Logf("%d probes in %s with 40 followers in 4 namespaces", got, window)
 	// One probe a second, give or take one at each end of the window.
 	if got < 2 || got > 6 {
 		t.Errorf("%d probes in %s with 40 followers in 4 namespaces, want about 4 (one per interval)", got, window)
