@@ -684,6 +684,11 @@ func (in *SwitchSpec) DeepCopyInto(out *SwitchSpec) {
 	*out = *in
 	out.Target = in.Target
 	out.State = in.State
+	if in.StateRef != nil {
+		in, out := &in.StateRef, &out.StateRef
+		*out = new(StateReference)
+		**out = **in
+	}
 	in.Expected.DeepCopyInto(&out.Expected)
 }
 
