@@ -1,10 +1,10 @@
 package plugin
 
 import (
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"context"
 	"encoding/json"
 	"fmt"
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	"strings"
 

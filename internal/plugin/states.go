@@ -120,7 +120,6 @@ func summarize(kind, name, ns string, state *v1beta1.DynamicIngressState, follow
 	return out
 }
 
-
 // ObjectName names an object of the operator's API group, for -o name.
 type ObjectName struct {
 	Kind, Namespace, Name string

@@ -51,7 +51,7 @@ type SwitchReport struct {
 	Name string `json:"name"`
 	// Namespace is the switch's, for the followers of a cluster state.
 	Namespace string `json:"namespace,omitempty"`
-	Target string `json:"target"`
+	Target    string `json:"target"`
 	// Mode is the mode the operator decides for the switch now.
 	Mode string `json:"mode"`
 	// InShape says whether the target already is that mode's shape.

@@ -74,7 +74,7 @@ type WaitOptions struct {
 	// State names the state; Cluster says it is a ClusterDynamicIngressState.
 	State   string
 	Cluster bool
-	Timeout          time.Duration
+	Timeout time.Duration
 	// Accepted waits also for every parent of each DynamicHTTPRoute's
 	// HTTPRoute to accept its current generation.
 	Accepted bool

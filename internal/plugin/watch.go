@@ -34,11 +34,11 @@ const (
 type watchedSnapshot struct {
 	// ns is the namespace watched, "" for every namespace (the followers
 	// of a cluster state with -A).
-	ns  string
-	ref v1beta1.StateReference
-	state    toolscache.SharedIndexInformer
-	kinds    []watchedKind
-	changed  chan struct{}
+	ns      string
+	ref     v1beta1.StateReference
+	state   toolscache.SharedIndexInformer
+	kinds   []watchedKind
+	changed chan struct{}
 	// failed holds the first error of a list or watch.
 	failed chan error
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -9,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,15 +24,18 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// The plugin measure (BENCH_ONLY=plugin): what `kubectl dynamic status` and
-// `kubectl dynamic preview` cost against one state driving many
-// DynamicIngresses, in time and in API requests, counted by verb at the
-// client's transport. Status should cost a handful of list calls whatever
-// the number of switches, not one GET per switch.
+// The plugin measure (BENCH_ONLY=plugin): what `kubectl dynamic status`,
+// `kubectl dynamic preview` and `kubectl dynamic wait` cost against one
+// state driving many DynamicIngresses, in time and in API requests, counted
+// by verb at the client's transport. Status should cost a handful of list
+// calls whatever the number of switches, not one GET per switch; wait
+// should return soon after the last status of a flip, and make as many
+// requests whether it waits a little or long.
 const (
 	pluginNS = "plugin"
 	// pluginReps: runs of each command; the table shows the median time
-	// and the requests of one run (every run sends the same).
+	// and the requests of one run (every run sends the same). Also the
+	// flips whose wait is measured, to active and back in turn.
 	pluginReps = 3
 	// pluginDryRunWorkers is cmd/kubectl-dynamic's bound on preview's dry
 	// runs in flight.
@@ -42,10 +50,46 @@ func pluginSwitches(cfg config) int {
 	return 2000
 }
 
+// pluginLongWaits are the timeouts of the waits on switches that never
+// get in shape: a short one and a longer one.
+func pluginLongWaits(cfg config) []time.Duration {
+	if cfg.name == "small" {
+		return []time.Duration{2 * time.Second, 6 * time.Second}
+	}
+	return []time.Duration{5 * time.Second, 20 * time.Second}
+}
+
 // pluginResult is the plugin measure.
 type pluginResult struct {
-	switches int
-	runs     []pluginRun
+	switches  int
+	runs      []pluginRun
+	waits     []pluginWait
+	longWaits []pluginLongWait
+}
+
+// pluginWait is one wait (plugin.Wait) started right after the edit of a
+// flip, with a new client.
+type pluginWait struct {
+	active bool
+	// took is what wait reports: from its start to its return.
+	took time.Duration
+	// lastStatus and returned are measured from the edit: when the bench's
+	// own watch saw the last switch's status show the new mode, and when
+	// wait returned.
+	lastStatus, returned time.Duration
+	reqs                 requestTally
+}
+
+// delay is how long after the last status write wait returned.
+func (w pluginWait) delay() time.Duration { return w.returned - w.lastStatus }
+
+// pluginLongWait is a wait on switches that never get in shape, until its
+// timeout.
+type pluginLongWait struct {
+	timeout, returned time.Duration
+	// pending is how many things were out of shape at the timeout.
+	pending int
+	reqs    requestTally
 }
 
 // pluginRun is one command: its median time and the requests of one run.
@@ -88,6 +132,18 @@ type countingTransport struct {
 	next  http.RoundTripper
 	mu    sync.Mutex
 	tally requestTally
+}
+
+// counted is a copy of the tally so far: a wait's informers may still be
+// stopping when it is read.
+func (c *countingTransport) counted() requestTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := requestTally{}
+	for k, v := range c.tally {
+		out[k] = v
+	}
+	return out
 }
 
 func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -133,10 +189,10 @@ func requestKind(req *http.Request) string {
 	return verb
 }
 
-// countingClient is a client like the plugin's (plugin.RESTConfig), new
-// (its discovery not done yet, as in a fresh kubectl dynamic process),
-// whose requests land in the returned transport's tally.
-func (h *harness) countingClient() (client.Client, *countingTransport, error) {
+// countingClient is a client like the plugin's (plugin.RESTConfig, with
+// watches for wait), new (its discovery not done yet, as in a fresh kubectl
+// dynamic process), whose requests land in the returned transport's tally.
+func (h *harness) countingClient() (client.WithWatch, *countingTransport, error) {
 	base := rest.CopyConfig(h.cfg)
 	// The bench's own config has no limit either; start from client-go's
 	// defaults, as a kubeconfig does, and let the plugin set its own.
@@ -147,7 +203,7 @@ func (h *harness) countingClient() (client.Client, *countingTransport, error) {
 		counter.next = rt
 		return counter
 	})
-	c, err := client.New(cfg, client.Options{Scheme: controller.NewScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: controller.NewScheme()})
 	return c, counter, err
 }
 
@@ -162,7 +218,11 @@ func (b *bench) pluginKinds() []target.Kind {
 // DynamicIngresses, lets the manager put every target in shape, then runs
 // status (plugin.Read + plugin.Status) and the preview of the flip
 // (plugin.Read + plugin.Changes + plugin.DryRunDiffs) pluginReps times
-// each, timing them and counting their API requests.
+// each, timing them and counting their API requests. Then it flips the
+// state pluginReps times, to active and back, each time running wait right
+// after the edit; and, with the manager stopped and the state edited once
+// more (its status can no longer follow), waits until each of
+// pluginLongWaits times out.
 func (b *bench) pluginMeasure(ctx context.Context) (*pluginResult, error) {
 	h := b.h
 	n := pluginSwitches(b.cfg)
@@ -216,11 +276,126 @@ func (b *bench) pluginMeasure(ctx context.Context) (*pluginResult, error) {
 	res.runs = []pluginRun{status, preview}
 	b.progress("plugin: %d switches: status %s (%s); preview %s (%s)", n,
 		round(median(status.times)), status.reqs, round(median(preview.times)), preview.reqs)
+
+	for rep := range pluginReps {
+		if _, err := b.waitQuiet(ctx, b.cfg.quiet, time.Minute); err != nil {
+			return nil, err
+		}
+		w, err := b.pluginFlipWait(ctx, n, rep%2 == 0)
+		if err != nil {
+			return nil, fmt.Errorf("%w (%v)", err, m.check())
+		}
+		res.waits = append(res.waits, w)
+		b.progress("plugin: wait after the flip %s of %d: returned %s after the last status (last status %s, wait returned %s after the edit; took %s); requests: %s",
+			direction(w.active), n, round(w.delay()), round(w.lastStatus), round(w.returned), round(w.took), w.reqs)
+	}
 	if err := m.check(); err != nil {
 		return nil, err
 	}
 	m.stop()
+
+	// The manager is gone: once edited, the state's status never shows
+	// its spec, and wait waits until its timeout.
+	code := stateCodeFor(pluginReps%2 == 0)
+	if err := h.c.Patch(ctx, fixedState(pluginNS, "flip", ""), client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"spec":{"fixedResponse":{"status":%q}}}`, code))); err != nil {
+		return nil, err
+	}
+	for _, timeout := range pluginLongWaits(b.cfg) {
+		w, err := b.pluginLongWait(ctx, timeout)
+		if err != nil {
+			return nil, err
+		}
+		res.longWaits = append(res.longWaits, w)
+		b.progress("plugin: a wait of %s on %d switches that never get in shape: returned after %s, %d pending; requests: %s",
+			timeout, n, round(w.returned), w.pending, w.reqs)
+	}
 	return res, h.clearNamespace(ctx, pluginNS)
+}
+
+// pluginFlipWait flips the state of the n switches to active (or passive)
+// and runs wait, with a new client, as soon as the edit is answered. A
+// watch of the bench's own records when each switch's status shows the
+// new mode as wait requires it (diShowsMode), on the flip's clock.
+func (b *bench) pluginFlipWait(ctx context.Context, n int, active bool) (pluginWait, error) {
+	h := b.h
+	w := pluginWait{active: active}
+	statuses, err := watchArrivals(ctx, dynamicIngresses(h, pluginNS), n, diShowsMode(active))
+	if err != nil {
+		return w, err
+	}
+	defer statuses.stop()
+	if statuses.before != 0 {
+		return w, fmt.Errorf("plugin: %d DynamicIngresses show the new mode before the flip %s", statuses.before, direction(active))
+	}
+	c, counter, err := h.countingClient()
+	if err != nil {
+		return w, err
+	}
+	kinds := b.pluginKinds()
+	timeout := flipTimeout(n, 100*time.Millisecond)
+	t0 := time.Now()
+	statuses.startAt(t0)
+	patch := fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, stateCodeFor(active))
+	if err := h.c.Patch(ctx, fixedState(pluginNS, "flip", ""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return w, err
+	}
+	took, report, err := plugin.Wait(ctx, c, kinds, plugin.WaitOptions{Namespace: pluginNS, State: "flip", Timeout: timeout})
+	w.returned = time.Since(t0)
+	if err != nil {
+		return w, fmt.Errorf("plugin: wait after the flip %s of %d: %w", direction(active), n, err)
+	}
+	w.took, w.reqs = took, counter.counted()
+	if s := report.Summary; s.Total != n || (active && s.Active != n) || (!active && s.Passive != n) || s.NotInShape != 0 {
+		return w, fmt.Errorf("plugin: wait after the flip %s returned with %s, want %d switches, all %s and in shape", direction(active), s, n, shapeDir(active))
+	}
+	// wait saw every status show the new mode: the bench's watch sees it
+	// too, at most a moment later.
+	if err := statuses.wait(30 * time.Second); err != nil {
+		return w, fmt.Errorf("plugin: wait after the flip %s returned, but the statuses: %w", direction(active), err)
+	}
+	w.lastStatus = maxDuration(statuses.durations())
+	return w, nil
+}
+
+// pluginLongWait runs wait, with a new client, on switches that never get
+// in shape, until it times out after timeout.
+func (b *bench) pluginLongWait(ctx context.Context, timeout time.Duration) (pluginLongWait, error) {
+	w := pluginLongWait{timeout: timeout}
+	c, counter, err := b.h.countingClient()
+	if err != nil {
+		return w, err
+	}
+	kinds := b.pluginKinds()
+	t0 := time.Now()
+	_, _, err = plugin.Wait(ctx, c, kinds, plugin.WaitOptions{Namespace: pluginNS, State: "flip", Timeout: timeout})
+	w.returned = time.Since(t0)
+	var timedOut *plugin.TimeoutError
+	if !errors.As(err, &timedOut) {
+		return w, fmt.Errorf("plugin: a wait of %s on switches that never get in shape: want a timeout, got %v", timeout, err)
+	}
+	w.pending, w.reqs = len(timedOut.Pending), counter.counted()
+	return w, nil
+}
+
+// diShowsMode matches a DynamicIngress whose status shows the mode as
+// `kubectl dynamic wait` requires it (docs/kubectl-dynamic.md): Active for
+// the mode and Ready True, both at the switch's current generation.
+func diShowsMode(active bool) func(runtime.Object) (string, bool) {
+	want := metav1.ConditionFalse
+	if active {
+		want = metav1.ConditionTrue
+	}
+	return func(o runtime.Object) (string, bool) {
+		di, ok := o.(*v1beta1.DynamicIngress)
+		if !ok {
+			return "", false
+		}
+		a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
+		r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
+		return di.Name, a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
+			a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation
+	}
 }
 
 // pluginStatus runs status once, with a new client.
@@ -267,12 +442,14 @@ func (b *bench) pluginRun(run *pluginRun, command func(client.Client) (int, erro
 		return err
 	}
 	run.times = append(run.times, time.Since(t0))
-	run.reqs, run.shown = counter.tally, shown
+	run.reqs, run.shown = counter.counted(), shown
 	return nil
 }
 
 // summaryRows adds the plugin's figures to the summary table: the requests
-// of status beside one GET per switch.
+// of status beside one GET per switch; wait's return after the last status
+// beside the flip itself; the requests of the longer wait beside the
+// shorter one's.
 func (r *pluginResult) summaryRows(sum *table) {
 	for _, run := range r.runs {
 		if run.command != "status" {
@@ -281,6 +458,28 @@ func (r *pluginResult) summaryRows(sum *table) {
 		sum.add(fmt.Sprintf("kubectl dynamic status, %d switches: API requests (%s)", r.switches, run.reqs),
 			fmt.Sprint(run.reqs.total()), "one GET per switch", fmt.Sprint(r.switches), ratio(float64(run.reqs.total()), float64(r.switches)))
 	}
+	if len(r.waits) > 0 {
+		delays, last := r.waitFigures()
+		sum.add(fmt.Sprintf("kubectl dynamic wait after a flip of %d switches: returned after the last status write (median of %d, max %s)",
+			r.switches, len(r.waits), round(maxDuration(delays))),
+			round(median(delays)), "the flip itself: edit → last status (median)", round(median(last)), durRatio(median(delays), median(last)))
+	}
+	if n := len(r.longWaits); n >= 2 {
+		short, long := r.longWaits[0], r.longWaits[n-1]
+		sum.add(fmt.Sprintf("kubectl dynamic wait, %d switches never in shape: API requests of a %s wait (%s)", r.switches, long.timeout, long.reqs),
+			fmt.Sprint(long.reqs.total()), fmt.Sprintf("a %s wait", short.timeout), fmt.Sprint(short.reqs.total()),
+			ratio(float64(long.reqs.total()), float64(short.reqs.total())))
+	}
+}
+
+// waitFigures are, for each flip's wait, its return after the last status
+// and the last status after the edit.
+func (r *pluginResult) waitFigures() (delays, last []time.Duration) {
+	for _, w := range r.waits {
+		delays = append(delays, w.delay())
+		last = append(last, w.lastStatus)
+	}
+	return delays, last
 }
 
 func (r *pluginResult) markdown() string {
@@ -301,5 +500,28 @@ func (r *pluginResult) markdown() string {
 			fmt.Sprint(run.reqs["list"]), fmt.Sprint(run.reqs["get"]), fmt.Sprint(dry), fmt.Sprint(run.reqs["discovery"]), run.reqs.String())
 	}
 	sb.WriteString(t.String())
+	if len(r.waits) > 0 {
+		delays, _ := r.waitFigures()
+		fmt.Fprintf(&sb, "\n`wait` after a flip: the state's `spec.fixedResponse.status` is patched, to active and back in turn, and plugin.Wait starts with a new client as soon as the patch is answered. ")
+		fmt.Fprintf(&sb, "A watch of the bench's own on the namespace's DynamicIngresses records, on the flip's clock, when each status first shows the new mode as `wait` requires it (Active and Ready True at the current generation); ")
+		fmt.Fprintf(&sb, "\"after the last status\" is the time from that watch's last arrival to `wait`'s return: median %s, max %s over %d flips. ",
+			round(median(delays)), round(maxDuration(delays)), len(r.waits))
+		fmt.Fprintf(&sb, "A flip that ends before `wait` has listed and started watching (a few switches) leaves in it `wait`'s own start (discovery, lists, watches).\n\n")
+		wt := &table{header: []string{"flip", "switches", "last status after the edit", "wait returned after the edit", "after the last status", "wait took", "list", "watch", "discovery", "every request"}}
+		for _, w := range r.waits {
+			wt.add(direction(w.active), fmt.Sprint(r.switches), round(w.lastStatus), round(w.returned), round(w.delay()), round(w.took),
+				fmt.Sprint(w.reqs["list"]), fmt.Sprint(w.reqs["watch"]), fmt.Sprint(w.reqs["discovery"]), w.reqs.String())
+		}
+		sb.WriteString(wt.String())
+	}
+	if len(r.longWaits) > 0 {
+		fmt.Fprintf(&sb, "\n`wait` that never returns done: the manager stopped, the state patched once more, so its status never shows its spec; plugin.Wait with a new client until it times out. The longer wait should add at most a handful of requests.\n\n")
+		lt := &table{header: []string{"timeout", "switches", "returned after", "pending at the timeout", "list", "watch", "discovery", "every request", "requests"}}
+		for _, w := range r.longWaits {
+			lt.add(w.timeout.String(), fmt.Sprint(r.switches), round(w.returned), fmt.Sprint(w.pending),
+				fmt.Sprint(w.reqs["list"]), fmt.Sprint(w.reqs["watch"]), fmt.Sprint(w.reqs["discovery"]), w.reqs.String(), fmt.Sprint(w.reqs.total()))
+		}
+		sb.WriteString(lt.String())
+	}
 	return sb.String()
 }
