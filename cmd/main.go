@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/logging"
 	// The operator's own metrics register on controller-runtime's registry
 	// when the package loads, so that /metrics lists them from the start.
 	_ "github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
@@ -87,8 +86,9 @@ func run() error {
 		fmt.Println(version.String())
 		return nil
 	}
-	// Values reach zap only with a line that is written (docs/benchmarks.md).
-	ctrl.SetLogger(logging.Lazy(zap.New(zap.UseFlagOptions(&zapOpts))))
+	// Each controller's logger carries plain strings (reconcileLogger in
+	// internal/controller), not klog object references.
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
 	if err := checkFlags(boundedFlags{

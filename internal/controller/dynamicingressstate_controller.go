@@ -68,8 +68,8 @@ type stateObject interface {
 // stateKind adapts the engine to one kind of state.
 type stateKind struct {
 	engine *StateReconciler
-	// name of the controller.
-	name string
+	// name of the controller, and kind of the state.
+	name, kind string
 	// newObject returns an empty object of the kind.
 	newObject func() stateObject
 	// secretNamespace is where the state's header Secrets are.
@@ -108,13 +108,13 @@ func (r *StateReconciler) notify(key string) {
 
 // namespacedStates and clusterStates are the engine's two kinds.
 func (r *StateReconciler) namespacedStates() *stateKind {
-	return &stateKind{engine: r, name: "dynamicingressstate", notifications: &r.probes,
+	return &stateKind{engine: r, name: "dynamicingressstate", kind: string(v1beta1.StateKindNamespaced), notifications: &r.probes,
 		newObject:       func() stateObject { return &v1beta1.DynamicIngressState{} },
 		secretNamespace: func(key types.NamespacedName) string { return key.Namespace }}
 }
 
 func (r *StateReconciler) clusterStates() *stateKind {
-	return &stateKind{engine: r, name: "clusterdynamicingressstate", notifications: &r.clusterProbes,
+	return &stateKind{engine: r, name: "clusterdynamicingressstate", kind: string(v1beta1.StateKindCluster), notifications: &r.clusterProbes,
 		newObject:       func() stateObject { return &v1beta1.ClusterDynamicIngressState{} },
 		secretNamespace: func(types.NamespacedName) string { return r.ClusterResourceNamespace }}
 }
@@ -280,6 +280,7 @@ func (r *StateReconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool)
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 				RateLimiter:             retryRateLimiter(),
+				LogConstructor:          reconcileLogger(mgr, k.name, k.kind),
 			}).
 			Named(k.name).
 			Complete(k)

@@ -740,7 +740,8 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			WatchesMetadata(&corev1.Namespace{}, r.namespaceRelabelled(), builder.WithPredicates(labelsChanged()))
 	}
 	return b.WatchesRawSource(source.Func(r.releaseHeld)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter(),
+			LogConstructor: reconcileLogger(mgr, kindName(r.Kind), r.Kind.SwitchKind())}).
 		Named(kindName(r.Kind)).
 		Complete(r)
 }
