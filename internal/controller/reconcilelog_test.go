@@ -14,7 +14,7 @@ import (
 // encodes cheaply, not a klog object reference.
 func TestReconcileLoggerCarriesPlainStrings(t *testing.T) {
 	var lines []string
-	base := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	base := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
 	constructor := loggerFor(base, "dynamicingress", "DynamicIngress")
 	constructor(&reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}).Info("Created Ingress")
 	constructor(nil).Info("Starting")
