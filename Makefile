@@ -73,13 +73,14 @@ lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on ap
 
 # The pure packages: no control plane, run with the race detector in seconds.
 UNIT_PKGS = ./internal/match/... ./internal/logging/... ./internal/decision/... ./internal/plugin/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
-# The envtest suites: a real kube-apiserver and etcd per package.
+# The envtest suites: a real kube-apiserver and etcd per package (test/chart
+# and test/config also run the helm CLI, $(HELM), and kubectl kustomize).
 INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./test/plugin/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
 E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
 
 .PHONY: test
-test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
+test: verify-generated vet lint envtest-assets helm build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
 	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
 	@if go list -deps ./cmd/... | grep -qE '^(testing|github.com/onsi/gomega)$$'; then echo "a binary under cmd/ links testing or gomega: keep test helpers in test/"; exit 1; fi
 	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
@@ -101,11 +102,11 @@ test-race: envtest-assets ## The cache guard under the race detector: no reconci
 	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/
 
 .PHONY: test-integration
-test-integration: envtest-assets ## The envtest suites: controllers, webhooks, the install bundle, the Helm chart.
+test-integration: envtest-assets helm ## The envtest suites: controllers, webhooks, the install bundle, the Helm chart.
 	go test $(GO_TEST_FLAGS) $(INTEGRATION_PKGS)
 
 .PHONY: test-e2e
-test-e2e: envtest-assets ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
+test-e2e: envtest-assets helm ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
 	go test $(GO_TEST_FLAGS) $(E2E_PKGS)
 
 .PHONY: demo
@@ -188,11 +189,16 @@ uninstall: orphan-targets ## Remove the CRDs, after make orphan-targets: every I
 	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io clusterdynamicingressstates.ingress.dynamicingress.io
 
 # The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
-# the Go module proxy into bin/, at the version of the Helm SDK that go.mod
-# requires for test/chart (a test checks that the two agree).
+# the Go module proxy into bin/; test/chart renders, lints and packages the
+# chart with it (the tests find it through HELM), and the release tool's
+# Helm SDK is at the same version (tests check both).
 HELM_VERSION ?= v4.2.4
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+export HELM
 CHART_DIR ?= charts/dynamic-ingress-operator
+
+.PHONY: helm
+helm: $(HELM) ## Build the helm CLI the chart's tests and make helm-package run.
 
 .PHONY: helm-package
 helm-package: $(HELM) ## Lint the Helm chart and package it into dist/ (CHART_VERSION= and APP_VERSION= override Chart.yaml's).

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -612,16 +611,12 @@ func TestNoCertManagerStopsTheInstall(t *testing.T) {
 // readTemplate returns one template's text.
 func readTemplate(t *testing.T, name string) string {
 	t.Helper()
-	for _, f := range loadChart(t).Templates {
+	ch := loadChart(t)
+	for _, f := range ch.Templates {
 		if f.Name == "templates/"+name {
 			return string(f.Data)
 		}
 	}
-	var names []string
-	for _, f := range loadChart(t).Templates {
-		names = append(names, f.Name)
-	}
-	sort.Strings(names)
-	t.Fatalf("no template %s in %v", name, names)
+	t.Fatalf("no template %s in %v", name, ch.TemplateNames())
 	return ""
 }
