@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/release"
+	"github.com/dynamicingress/dynamic-ingress-operator/hack/release/internal/release"
 )
 
 func main() {

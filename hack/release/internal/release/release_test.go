@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -28,7 +30,7 @@ var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
 }
 
 func TestParsePlatforms(t *testing.T) {
@@ -244,5 +246,28 @@ func TestPackageChart(t *testing.T) {
 	}
 	if after, err := os.ReadFile(filepath.Join(dir, "Chart.yaml")); err != nil || !bytes.Equal(after, chartYAML) {
 		t.Errorf("PackageChart changed Chart.yaml (%v)", err)
+	}
+}
+
+// TestHelmSDKIsTheMakefileHelm checks that PackageChart packages with the
+// Helm SDK at the Makefile's HELM_VERSION: the helm CLI that make
+// helm-package runs and that test/chart checks the chart with.
+func TestHelmSDKIsTheMakefileHelm(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^HELM_VERSION \?= (\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("the Makefile sets no HELM_VERSION")
+	}
+	// The test runs in this package's directory, inside the release module.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "helm.sh/helm/v4").Output()
+	if err != nil {
+		t.Fatalf("go list -m helm.sh/helm/v4: %v", err)
+	}
+	sdk := strings.TrimSpace(string(out))
+	if sdk != string(m[1]) {
+		t.Errorf("the release module requires the Helm SDK at %q; the Makefile builds helm %s: keep them the same", sdk, m[1])
 	}
 }
