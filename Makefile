@@ -269,8 +269,9 @@ release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.
 	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "CHANGELOG.md has no section '## [$(VERSION)]': write it first"; exit 1; }
 	rm -rf $(DIST)
 	$(MAKE) --no-print-directory image
-	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -out $(DIST)
-	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -out $(DIST)/install.yaml
+	@# The chart and install.yaml name the image IMAGE_REPO:VERSION@<the digest of the index just built>.
+	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -repository $(IMAGE_REPO) -image $(IMAGE_ARCHIVE) -out $(DIST)
+	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -image $(IMAGE_ARCHIVE) -out $(DIST)/install.yaml
 	@if [ -d cmd/kubectl-dynamic ]; then \
 	  for p in $(PLUGIN_PLATFORMS); do \
 	    echo "kubectl-dynamic for $$p"; \

@@ -3,8 +3,8 @@
 //
 //	release image     -version V -commit C -created EPOCH -source URL -platforms linux/amd64,linux/arm64 -binaries DIR -out FILE.oci.tar
 //	release binary    -version V -commit C -package ./cmd/kubectl-dynamic -platform linux/amd64 -out FILE
-//	release chart     -version V -created EPOCH -chart DIR -out DIR
-//	release install   -repository REPO -tag TAG -config DIR -out FILE
+//	release chart     -version V -created EPOCH -chart DIR -repository REPO -image FILE.oci.tar -out DIR
+//	release install   -repository REPO -tag TAG -config DIR -image FILE.oci.tar -out FILE
 //	release sbom      -version V -created EPOCH -source URL -out FILE BINARY...
 //	release plugin-archive -created EPOCH -binary FILE -license FILE -out FILE.tar.gz
 //	release krew      -version V -template plugins/dynamic.yaml -dir DIR -out FILE
@@ -50,8 +50,9 @@ func run(ctx context.Context, command string, args []string) error {
 		pkg       = fs.String("package", "./cmd", "binary: the Go package to build")
 		platform  = fs.String("platform", "linux/amd64", "binary: the platform")
 		chartDir  = fs.String("chart", "charts/dynamic-ingress-operator", "chart: the chart directory")
-		repo      = fs.String("repository", "dynamic-ingress-operator", "install: the manager image's repository")
+		repo      = fs.String("repository", "dynamic-ingress-operator", "chart, install: the manager image's repository")
 		tag       = fs.String("tag", "", "install: the manager image's tag")
+		archive   = fs.String("image", "", "chart, install: the image's OCI archive (make image), whose index digest pins the image")
 		configDir = fs.String("config", "config", "install: the kustomize tree")
 		dir       = fs.String("dir", "dist", "checksums, krew: the directory (krew: of the plugin's archives)")
 		binary    = fs.String("binary", "", "plugin-archive: the kubectl-dynamic binary")
@@ -75,17 +76,25 @@ func run(ctx context.Context, command string, args []string) error {
 		}
 		return release.Build(ctx, ".", *pkg, ps[0], stamp, *out)
 	case "chart":
-		path, err := release.PackageChart(*chartDir, *version, createdAt, *out)
-		if err == nil {
-			fmt.Println("Wrote", path)
-		}
-		return err
-	case "install":
-		yaml, err := release.InstallYAML(*configDir, *repo, *tag)
+		ref, err := pinnedImage(*repo, *version, *archive)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Wrote %s for image %s:%s\n", *out, *repo, *tag)
+		path, err := release.PackageChart(*chartDir, ref, createdAt, *out)
+		if err == nil {
+			fmt.Printf("Wrote %s for image %s\n", path, ref)
+		}
+		return err
+	case "install":
+		ref, err := pinnedImage(*repo, *tag, *archive)
+		if err != nil {
+			return err
+		}
+		yaml, err := release.InstallYAML(*configDir, ref)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Wrote %s for image %s\n", *out, ref)
 		return os.WriteFile(*out, yaml, 0o644)
 	case "sbom":
 		var bins []release.Binary
@@ -124,6 +133,20 @@ func run(ctx context.Context, command string, args []string) error {
 	default:
 		return fmt.Errorf("unknown command")
 	}
+}
+
+// pinnedImage is repository:tag@digest, the digest that of the image index
+// in the OCI archive make image wrote: install.yaml and the chart name the
+// image of the same build.
+func pinnedImage(repository, tag, archive string) (release.ImageRef, error) {
+	if tag == "" || archive == "" {
+		return release.ImageRef{}, fmt.Errorf("the image needs a tag and its archive (-image FILE.oci.tar), to pin its digest")
+	}
+	digest, err := release.ArchiveIndexDigest(archive)
+	if err != nil {
+		return release.ImageRef{}, err
+	}
+	return release.ImageRef{Repository: repository, Tag: tag, Digest: digest.String()}, nil
 }
 
 // image builds the manager for every platform, the image index from the

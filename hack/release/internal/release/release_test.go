@@ -20,8 +20,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -141,8 +147,12 @@ func TestSBOM(t *testing.T) {
 	}
 }
 
+// testDigest is an image index digest for the tests.
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 // TestInstallYAML renders config/default with a release image: the
-// Deployment runs it, and config/ is left as it was.
+// Deployment runs it, pinned by its digest after its tag, and config/ is
+// left as it was.
 func TestInstallYAML(t *testing.T) {
 	config := filepath.Join(repoRoot(t), "config")
 	kustomization := filepath.Join(config, "manager", "kustomization.yaml")
@@ -150,7 +160,7 @@ func TestInstallYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := InstallYAML(config, "registry.example.com/team/dynamic-ingress-operator", "1.2.3")
+	out, err := InstallYAML(config, ImageRef{Repository: "registry.example.com/team/dynamic-ingress-operator", Tag: "1.2.3", Digest: testDigest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +185,7 @@ func TestInstallYAML(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"registry.example.com/team/dynamic-ingress-operator:1.2.3"}, images); diff != "" {
+	if diff := cmp.Diff([]string{"registry.example.com/team/dynamic-ingress-operator:1.2.3@" + testDigest}, images); diff != "" {
 		t.Errorf("the Deployment's images (-want +got):\n%s", diff)
 	}
 	for _, kind := range []string{"CustomResourceDefinition", "ClusterRole", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Certificate", "Issuer", "Deployment"} {
@@ -192,24 +202,30 @@ func TestInstallYAML(t *testing.T) {
 	}
 }
 
-// TestPackageChart packages the chart with a release version: version
-// and appVersion set in the archive, Chart.yaml unchanged, the same bytes
-// twice.
+// TestPackageChart packages the chart with a release version and image:
+// version and appVersion set in the archive, its default values and so its
+// Deployment naming the image by tag and digest, values.yaml's comments
+// kept, the chart directory unchanged, the same bytes twice.
 func TestPackageChart(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "charts", "dynamic-ingress-operator")
 	chartYAML, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	valuesYAML, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := ImageRef{Repository: "registry.example.com/team/dynamic-ingress-operator", Tag: "1.2.3", Digest: testDigest}
 	first, second := t.TempDir(), t.TempDir()
-	path, err := PackageChart(dir, "1.2.3", epoch, first)
+	path, err := PackageChart(dir, image, epoch, first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := filepath.Join(first, "dynamic-ingress-operator-1.2.3.tgz"); path != want {
 		t.Errorf("wrote %s, want %s", path, want)
 	}
-	if _, err := PackageChart(dir, "1.2.3", epoch, second); err != nil {
+	if _, err := PackageChart(dir, image, epoch, second); err != nil {
 		t.Fatal(err)
 	}
 	a, errA := os.ReadFile(path)
@@ -247,6 +263,21 @@ func TestPackageChart(t *testing.T) {
 	if after, err := os.ReadFile(filepath.Join(dir, "Chart.yaml")); err != nil || !bytes.Equal(after, chartYAML) {
 		t.Errorf("PackageChart changed Chart.yaml (%v)", err)
 	}
+	if after, err := os.ReadFile(filepath.Join(dir, "values.yaml")); err != nil || !bytes.Equal(after, valuesYAML) {
+		t.Errorf("PackageChart changed values.yaml (%v)", err)
+	}
+	var archivedValues []byte
+	for _, f := range ch.Raw {
+		if f.Name == "values.yaml" {
+			archivedValues = f.Data
+		}
+	}
+	if got, want := bytes.Count(archivedValues, []byte("\n#")), bytes.Count(valuesYAML, []byte("\n#")); got != want {
+		t.Errorf("the archive's values.yaml has %d comment lines, the chart's %d", got, want)
+	}
+	if got := renderedImage(t, ch); got != image.String() {
+		t.Errorf("the packaged chart's Deployment runs %q, want %q", got, image)
+	}
 }
 
 // TestHelmSDKIsTheMakefileHelm checks that PackageChart packages with the
@@ -269,5 +300,76 @@ func TestHelmSDKIsTheMakefileHelm(t *testing.T) {
 	sdk := strings.TrimSpace(string(out))
 	if sdk != string(m[1]) {
 		t.Errorf("the release module requires the Helm SDK at %q; the Makefile builds helm %s: keep them the same", sdk, m[1])
+	}
+}
+
+// renderedImage renders the chart with its default values, as helm
+// template does for a cluster with cert-manager, and returns the image of
+// the Deployment's container.
+func renderedImage(t *testing.T, ch *chart.Chart) string {
+	t.Helper()
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "dynamic-ingress-operator", "dynamic-ingress-operator-system"
+	install.APIVersions = []string{"cert-manager.io/v1"}
+	kubeVersion, err := common.ParseKubeVersion(controlplane.KubernetesVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install.KubeVersion = kubeVersion
+	rel, err := install.Run(ch, nil)
+	if err != nil {
+		t.Fatalf("rendering the packaged chart: %v", err)
+	}
+	r, ok := rel.(*helmrelease.Release)
+	if !ok {
+		t.Fatalf("helm install returned a %T", rel)
+	}
+	var images []string
+	for _, doc := range strings.Split(r.Manifest, "\n---\n") {
+		var obj struct {
+			Kind string
+			Spec struct {
+				Template struct {
+					Spec struct{ Containers []struct{ Image string } }
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.Kind == "Deployment" {
+			for _, c := range obj.Spec.Template.Spec.Containers {
+				images = append(images, c.Image)
+			}
+		}
+	}
+	if len(images) != 1 {
+		t.Fatalf("the rendered chart runs images %v, want one", images)
+	}
+	return images[0]
+}
+
+// TestPinImageValues sets the image's three values and nothing else, and
+// refuses a values.yaml whose image block it does not recognise.
+func TestPinImageValues(t *testing.T) {
+	image := ImageRef{Repository: "registry.example.com/dio", Tag: "1.2.3", Digest: testDigest}
+	in := "# -- The image.\nimage:\n  # -- Repository.\n  repository: dio\n\n  tag: \"\"\n  digest: \"\"\n  pullPolicy: IfNotPresent\n# -- Replicas.\nreplicaCount: 2\ntag: keep\n"
+	want := "# -- The image.\nimage:\n  # -- Repository.\n  repository: \"registry.example.com/dio\"\n\n  tag: \"1.2.3\"\n  digest: \"" + testDigest + "\"\n  pullPolicy: IfNotPresent\n# -- Replicas.\nreplicaCount: 2\ntag: keep\n"
+	got, err := PinImageValues([]byte(in), image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("values.yaml (-want +got):\n%s", diff)
+	}
+	for name, in := range map[string]string{
+		"no image block":     "replicaCount: 2\n",
+		"no digest line":     "image:\n  repository: dio\n  tag: \"\"\n",
+		"a flow-style block": "image: {repository: dio, tag: \"\", digest: \"\"}\n",
+	} {
+		if _, err := PinImageValues([]byte(in), image); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }
