@@ -244,6 +244,12 @@ IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
 DIST ?= $(CURDIR)/dist
 IMAGE_ARCHIVE = $(DIST)/dynamic-ingress-operator-$(VERSION).oci.tar
+# Every binary the release ships, as the SBOM describes them: the manager of
+# each image platform (bin/image, the bytes in the image's layer) and the
+# plugin of each plugin platform (dist/).
+comma := ,
+MANAGER_BINARIES = $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),$(LOCALBIN)/image/manager-$(subst /,-,$(p)))
+PLUGIN_BINARIES = $(foreach p,$(PLUGIN_PLATFORMS),$(DIST)/kubectl-dynamic-$(VERSION)-$(subst /,-,$(p)))
 # hack/release, a Go module of its own: builds the binaries, the image
 # (go-containerregistry), the chart package (Helm SDK), install.yaml
 # (kustomize API), the SBOM (spdx tools-golang) and the checksums. It runs
@@ -272,20 +278,21 @@ release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.
 	@# The chart and install.yaml name the image IMAGE_REPO:VERSION@<the digest of the index just built>.
 	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -repository $(IMAGE_REPO) -image $(IMAGE_ARCHIVE) -out $(DIST)
 	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -image $(IMAGE_ARCHIVE) -out $(DIST)/install.yaml
-	@if [ -d cmd/kubectl-dynamic ]; then \
-	  for p in $(PLUGIN_PLATFORMS); do \
-	    echo "kubectl-dynamic for $$p"; \
-	    $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}; \
-	    $(RELEASE_TOOL) plugin-archive -created $(SOURCE_DATE_EPOCH) -binary $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} -license LICENSE -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}.tar.gz; \
-	  done; \
-	  $(RELEASE_TOOL) krew -version $(VERSION) -template plugins/dynamic.yaml -dir $(DIST) -out $(DIST)/dynamic.yaml; \
-	else \
-	  echo "kubectl-dynamic: ./cmd/kubectl-dynamic does not exist yet: this release has no plugin binaries"; \
-	fi
-	$(RELEASE_TOOL) sbom $(STAMP) -out $(DIST)/sbom.spdx.json $(LOCALBIN)/image/manager-linux-amd64 $$(ls $(DIST)/kubectl-dynamic-$(VERSION)-linux-amd64 2>/dev/null)
+	@for p in $(PLUGIN_PLATFORMS); do \
+	  echo "kubectl-dynamic for $$p"; \
+	  $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} && \
+	  $(RELEASE_TOOL) plugin-archive -created $(SOURCE_DATE_EPOCH) -binary $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} -license LICENSE -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}.tar.gz || exit 1; \
+	done
+	$(RELEASE_TOOL) krew -version $(VERSION) -template plugins/dynamic.yaml -dir $(DIST) -out $(DIST)/dynamic.yaml
+	$(RELEASE_TOOL) sbom $(STAMP) -out $(DIST)/sbom.spdx.json $(MANAGER_BINARIES) $(PLUGIN_BINARIES)
+	$(MAKE) --no-print-directory validate-sbom
 	$(RELEASE_TOOL) checksums -dir $(DIST)
 	@if command -v sha256sum >/dev/null; then cd $(DIST) && sha256sum -c --quiet SHA256SUMS && echo "SHA256SUMS: every file checks"; fi
 	@ls -l $(DIST)
+
+.PHONY: validate-sbom
+validate-sbom: release-tool ## Validate dist/sbom.spdx.json (SPDX 2.3, with spdx tools-golang) and check that it describes every binary the release ships, with its SHA-256 (the managers read from the image archive).
+	$(RELEASE_TOOL) validate-sbom -image $(IMAGE_ARCHIVE) $(DIST)/sbom.spdx.json $(PLUGIN_BINARIES)
 
 # Pushing is never part of the build: `make publish` pushes what make
 # release wrote, with crane (go-containerregistry, the version the release

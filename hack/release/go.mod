@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	github.com/dynamicingress/dynamic-ingress-operator v0.0.0-00010101000000-000000000000
+	github.com/github/go-spdx/v2 v2.8.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/onsi/gomega v1.39.1
 	github.com/spdx/tools-golang v0.5.7
+	golang.org/x/mod v0.40.0
 	helm.sh/helm/v4 v4.2.4
 	k8s.io/api v0.36.3
 	sigs.k8s.io/kustomize/api v0.21.2

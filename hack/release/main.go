@@ -6,6 +6,7 @@
 //	release chart     -version V -created EPOCH -chart DIR -repository REPO -image FILE.oci.tar -out DIR
 //	release install   -repository REPO -tag TAG -config DIR -image FILE.oci.tar -out FILE
 //	release sbom      -version V -created EPOCH -source URL -out FILE BINARY...
+//	release validate-sbom -image FILE.oci.tar SBOM BINARY...
 //	release plugin-archive -created EPOCH -binary FILE -license FILE -out FILE.tar.gz
 //	release krew      -version V -template plugins/dynamic.yaml -dir DIR -out FILE
 //	release checksums -dir DIR
@@ -13,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -26,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|plugin-archive|krew|checksums [flags]")
+		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|validate-sbom|plugin-archive|krew|checksums [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,12 +107,14 @@ func run(ctx context.Context, command string, args []string) error {
 			}
 			bins = append(bins, bin)
 		}
-		doc, err := release.SBOM(*version, *source, createdAt, bins...)
+		doc, err := release.SBOM(release.SBOMOptions{Version: *version, Source: *source, Created: createdAt}, bins...)
 		if err != nil {
 			return err
 		}
-		fmt.Println("Wrote", *out)
+		fmt.Printf("Wrote %s: %d binaries\n", *out, len(bins))
 		return os.WriteFile(*out, doc, 0o644)
+	case "validate-sbom":
+		return validateSBOM(*archive, fs.Args())
 	case "plugin-archive":
 		if err := release.WritePluginArchive(*binary, *license, createdAt, *out); err != nil {
 			return err
@@ -133,6 +137,46 @@ func run(ctx context.Context, command string, args []string) error {
 	default:
 		return fmt.Errorf("unknown command")
 	}
+}
+
+// validateSBOM validates the SBOM args[0] (release.ValidateSBOM) and checks
+// that it describes exactly what the release ships: the manager of every
+// platform in the image archive and the binaries args[1:], each with its
+// SHA-256.
+func validateSBOM(archive string, args []string) error {
+	if len(args) == 0 || archive == "" {
+		return errors.New("usage: release validate-sbom -image FILE.oci.tar SBOM BINARY (more binaries may follow)")
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	doc, err := release.ValidateSBOM(data)
+	if err != nil {
+		return fmt.Errorf("%s is not a valid SPDX 2.3 document:\n%w", args[0], err)
+	}
+	dir, err := os.MkdirTemp("", "validate-sbom-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	shipped, err := release.ArchiveManagers(archive, dir)
+	if err != nil {
+		return err
+	}
+	for _, path := range args[1:] {
+		f, err := release.FileSHA256(path)
+		if err != nil {
+			return err
+		}
+		shipped = append(shipped, f)
+	}
+	if err := release.CheckSBOMDescribes(doc, shipped); err != nil {
+		return fmt.Errorf("%s does not describe what the release ships:\n%w", args[0], err)
+	}
+	fmt.Printf("%s: a valid SPDX 2.3 document (spdx tools-golang's reader and validation, and the SPDX 2.3 checks of release.ValidateSBOM); it describes the %d shipped binaries with their SHA-256 and %d packages in all\n",
+		args[0], len(shipped), len(doc.Packages))
+	return nil
 }
 
 // pinnedImage is repository:tag@digest, the digest that of the image index

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -82,68 +80,6 @@ func TestWriteChecksums(t *testing.T) {
 	want := fmt.Sprintf("%x  a.oci.tar\n%x  b.tgz\n", sha256.Sum256([]byte("image")), sha256.Sum256([]byte("chart")))
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("SHA256SUMS (-want +got):\n%s", diff)
-	}
-}
-
-// TestSBOM: an SPDX 2.3 document describing the binary, with a purl for
-// each module it links (the replacement where a module is replaced) and
-// for the standard library, the same bytes every time.
-func TestSBOM(t *testing.T) {
-	bin := Binary{Name: "manager-linux-amd64", Info: &debug.BuildInfo{
-		GoVersion: "go1.26.8",
-		Path:      ModulePath + "/cmd",
-		Main:      debug.Module{Path: ModulePath, Version: "(devel)"},
-		Deps: []*debug.Module{
-			{Path: "github.com/google/go-cmp", Version: "v0.7.0"},
-			{Path: "example.com/replaced", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}},
-		},
-	}}
-	doc, err := SBOM("1.2.3", "https://example.com/src", epoch, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := SBOM("1.2.3", "https://example.com/src", epoch, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(doc, again) {
-		t.Error("two SBOMs of the same binary differ")
-	}
-	var got struct {
-		SPDXVersion, DataLicense, Name, DocumentNamespace string
-		CreationInfo                                      struct{ Created string }
-		Packages                                          []struct {
-			SPDXID, Name, VersionInfo string
-			ExternalRefs              []struct{ ReferenceType, ReferenceLocator string }
-		}
-		Relationships []struct{ SpdxElementID, RelatedSpdxElement, RelationshipType string }
-	}
-	if err := json.Unmarshal(doc, &got); err != nil {
-		t.Fatalf("the SBOM is not JSON: %v", err)
-	}
-	if got.SPDXVersion != "SPDX-2.3" || got.DataLicense != "CC0-1.0" || got.CreationInfo.Created != "2026-01-02T03:04:05Z" {
-		t.Errorf("document header %+v", got)
-	}
-	purls := map[string]bool{}
-	for _, p := range got.Packages {
-		for _, r := range p.ExternalRefs {
-			if r.ReferenceType == "purl" {
-				purls[r.ReferenceLocator] = true
-			}
-		}
-	}
-	want := map[string]bool{"pkg:golang/github.com/google/go-cmp@v0.7.0": true, "pkg:golang/example.com/fork@v1.0.1": true, "pkg:golang/stdlib@1.26.8": true}
-	if diff := cmp.Diff(want, purls); diff != "" {
-		t.Errorf("packages' purls (-want +got):\n%s", diff)
-	}
-	describes := 0
-	for _, r := range got.Relationships {
-		if r.SpdxElementID == "SPDXRef-DOCUMENT" && r.RelationshipType == "DESCRIBES" {
-			describes++
-		}
-	}
-	if describes != 1 {
-		t.Errorf("the document describes %d packages, want the one binary", describes)
 	}
 }
 
