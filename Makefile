@@ -64,27 +64,42 @@ fmt: ## go fmt.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## go vet.
+vet: ## go vet, the operator's module and the release module's.
 	go vet ./...
+	cd $(RELEASE_MODULE) && go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on api/.
+lint: golangci-lint ## golangci-lint (.golangci.yml), with kube-api-linter on api/; the release module too.
 	$(GOLANGCI_LINT_KAL) run ./...
+	cd $(RELEASE_MODULE) && $(GOLANGCI_LINT_KAL) run ./...
 
 # The pure packages: no control plane, run with the race detector in seconds.
-UNIT_PKGS = ./internal/match/... ./internal/decision/... ./internal/plugin/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./internal/release/... ./cmd/...
-# The envtest suites: a real kube-apiserver and etcd per package.
+UNIT_PKGS = ./internal/match/... ./internal/decision/... ./internal/plugin/... ./internal/probe/... ./internal/schedule/... ./internal/target/... ./internal/metrics/... ./cmd/...
+# The envtest suites: a real kube-apiserver and etcd per package (test/chart
+# and test/config also run the helm CLI, $(HELM), and kubectl kustomize).
 INTEGRATION_PKGS = ./internal/controller/... ./internal/webhook/... ./test/config/... ./test/chart/... ./test/plugin/... ./internal/controlplane/...
 # Black-box: the built manager, real kubectl.
-E2E_PKGS = ./test/e2e/... ./test/image/... ./test/uninstall/...
+E2E_PKGS = ./test/e2e/... ./test/uninstall/...
+# The release module (hack/release): the release tool's unit tests, and
+# test/image (the image make image builds, run against the control plane).
+# `go test ./...` at the root does not reach a nested module.
+RELEASE_MODULE = hack/release
+RELEASE_UNIT_PKGS = ./internal/... .
+RELEASE_E2E_PKGS = ./test/image/...
+# What only builds or releases is kept out of the operator's go.mod
+# (CONTRIBUTING.md). kustomize is not in this list: the plugin links it,
+# through k8s.io/cli-runtime.
+RELEASE_ONLY_MODULES = helm\.sh/|github\.com/spdx/|github\.com/google/go-containerregistry
 
 .PHONY: test
-test: verify-generated vet lint envtest-assets build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
-	@test -z "$$(gofmt -l api cmd internal test 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test; exit 1; }
+test: verify-generated vet lint envtest-assets helm build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
+	@test -z "$$(gofmt -l api cmd internal test hack/release 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test hack/release; exit 1; }
 	@if go list -deps ./cmd/... | grep -qE '^(testing|github.com/onsi/gomega)$$'; then echo "a binary under cmd/ links testing or gomega: keep test helpers in test/"; exit 1; fi
+	@if go list -m all | grep -E '^($(RELEASE_ONLY_MODULES))'; then echo "the operator's go.mod requires release tooling (above): keep it in $(RELEASE_MODULE)/go.mod"; exit 1; fi
 	$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic > $(LOCALBIN)/demo-once.log 2>&1 || { cat $(LOCALBIN)/demo-once.log; exit 1; }
 	@echo "make demo DEMO_ARGS=--once: every step happened (output in bin/demo-once.log)"
 	go test $(GO_TEST_FLAGS) ./...
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) ./...
 	@# The cache guard again under the race detector (make test-race).
 	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/
 	@# Every measure of make bench at N=50 (structure, not speed: no figure is a pass mark).
@@ -95,18 +110,20 @@ test: verify-generated vet lint envtest-assets build ## Run every test: generate
 .PHONY: test-unit
 test-unit: ## The pure packages, with the race detector (seconds).
 	go test $(GO_TEST_FLAGS) -race $(UNIT_PKGS)
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -race $(RELEASE_UNIT_PKGS)
 
 .PHONY: test-race
 test-race: envtest-assets ## The cache guard under the race detector: no reconciler writes to an object it read from the cache without a copy, even the value it had.
 	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/
 
 .PHONY: test-integration
-test-integration: envtest-assets ## The envtest suites: controllers, webhooks, the install bundle, the Helm chart.
+test-integration: envtest-assets helm ## The envtest suites: controllers, webhooks, the install bundle, the Helm chart.
 	go test $(GO_TEST_FLAGS) $(INTEGRATION_PKGS)
 
 .PHONY: test-e2e
-test-e2e: envtest-assets ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
+test-e2e: envtest-assets helm ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
 	go test $(GO_TEST_FLAGS) $(E2E_PKGS)
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) $(RELEASE_E2E_PKGS)
 
 .PHONY: demo
 demo: envtest-assets build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
@@ -188,11 +205,16 @@ uninstall: orphan-targets ## Remove the CRDs, after make orphan-targets: every I
 	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io clusterdynamicingressstates.ingress.dynamicingress.io
 
 # The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
-# the Go module proxy into bin/, at the version of the Helm SDK that go.mod
-# requires for test/chart (a test checks that the two agree).
+# the Go module proxy into bin/; test/chart renders, lints and packages the
+# chart with it (the tests find it through HELM), and the release tool's
+# Helm SDK is at the same version (tests check both).
 HELM_VERSION ?= v4.2.4
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+export HELM
 CHART_DIR ?= charts/dynamic-ingress-operator
+
+.PHONY: helm
+helm: $(HELM) ## Build the helm CLI the chart's tests and make helm-package run.
 
 .PHONY: helm-package
 helm-package: $(HELM) ## Lint the Helm chart and package it into dist/ (CHART_VERSION= and APP_VERSION= override Chart.yaml's).
@@ -222,23 +244,30 @@ IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
 DIST ?= $(CURDIR)/dist
 IMAGE_ARCHIVE = $(DIST)/dynamic-ingress-operator-$(VERSION).oci.tar
-# hack/release: builds the binaries, the image (go-containerregistry), the
-# chart package (Helm SDK), install.yaml (kustomize API), the SBOM and the
-# checksums.
+# Every binary the release ships, as the SBOM describes them: the manager of
+# each image platform (bin/image, the bytes in the image's layer) and the
+# plugin of each plugin platform (dist/).
+comma := ,
+MANAGER_BINARIES = $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),$(LOCALBIN)/image/manager-$(subst /,-,$(p)))
+PLUGIN_BINARIES = $(foreach p,$(PLUGIN_PLATFORMS),$(DIST)/kubectl-dynamic-$(VERSION)-$(subst /,-,$(p)))
+# hack/release, a Go module of its own: builds the binaries, the image
+# (go-containerregistry), the chart package (Helm SDK), install.yaml
+# (kustomize API), the SBOM (spdx tools-golang) and the checksums. It runs
+# from the root: the binaries it builds are the operator module's.
 RELEASE_TOOL = $(LOCALBIN)/release
 STAMP = -version $(VERSION) -commit $(COMMIT) -created $(SOURCE_DATE_EPOCH) -source $(IMAGE_SOURCE)
 
 .PHONY: release-tool
 release-tool:
-	go build -o $(RELEASE_TOOL) ./hack/release
+	cd $(RELEASE_MODULE) && go build -o $(RELEASE_TOOL) .
 
 .PHONY: image
 image: release-tool ## Build the manager image (linux/amd64 and linux/arm64, one OCI index) without a container engine into dist/dynamic-ingress-operator-$(VERSION).oci.tar.
 	$(RELEASE_TOOL) image $(STAMP) -platforms $(IMAGE_PLATFORMS) -binaries $(LOCALBIN)/image -out $(IMAGE_ARCHIVE)
 
 .PHONY: test-image
-test-image: envtest-assets ## Build the image as make image does and run its binary as the image's user against a local control plane.
-	go test $(GO_TEST_FLAGS) ./test/image/
+test-image: envtest-assets helm ## Build the image as make image does and run its binary as the image's user against a local control plane.
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) $(RELEASE_E2E_PKGS)
 
 .PHONY: release
 release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.yaml, kubectl-dynamic (binaries, krew archives and manifest), SBOM, SHA256SUMS (about 20 s with a warm Go cache; docs/install.md).
@@ -246,27 +275,29 @@ release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.
 	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "CHANGELOG.md has no section '## [$(VERSION)]': write it first"; exit 1; }
 	rm -rf $(DIST)
 	$(MAKE) --no-print-directory image
-	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -out $(DIST)
-	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -out $(DIST)/install.yaml
-	@if [ -d cmd/kubectl-dynamic ]; then \
-	  for p in $(PLUGIN_PLATFORMS); do \
-	    echo "kubectl-dynamic for $$p"; \
-	    $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}; \
-	    $(RELEASE_TOOL) plugin-archive -created $(SOURCE_DATE_EPOCH) -binary $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} -license LICENSE -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}.tar.gz; \
-	  done; \
-	  $(RELEASE_TOOL) krew -version $(VERSION) -template plugins/dynamic.yaml -dir $(DIST) -out $(DIST)/dynamic.yaml; \
-	else \
-	  echo "kubectl-dynamic: ./cmd/kubectl-dynamic does not exist yet: this release has no plugin binaries"; \
-	fi
-	$(RELEASE_TOOL) sbom $(STAMP) -out $(DIST)/sbom.spdx.json $(LOCALBIN)/image/manager-linux-amd64 $$(ls $(DIST)/kubectl-dynamic-$(VERSION)-linux-amd64 2>/dev/null)
+	@# The chart and install.yaml name the image IMAGE_REPO:VERSION@<the digest of the index just built>.
+	$(RELEASE_TOOL) chart -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -chart $(CHART_DIR) -repository $(IMAGE_REPO) -image $(IMAGE_ARCHIVE) -out $(DIST)
+	$(RELEASE_TOOL) install -repository $(IMAGE_REPO) -tag $(VERSION) -config config -image $(IMAGE_ARCHIVE) -out $(DIST)/install.yaml
+	@for p in $(PLUGIN_PLATFORMS); do \
+	  echo "kubectl-dynamic for $$p"; \
+	  $(RELEASE_TOOL) binary $(STAMP) -package ./cmd/kubectl-dynamic -platform $$p -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} && \
+	  $(RELEASE_TOOL) plugin-archive -created $(SOURCE_DATE_EPOCH) -binary $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-} -license LICENSE -out $(DIST)/kubectl-dynamic-$(VERSION)-$${p/\//-}.tar.gz || exit 1; \
+	done
+	$(RELEASE_TOOL) krew -version $(VERSION) -template plugins/dynamic.yaml -dir $(DIST) -out $(DIST)/dynamic.yaml
+	$(RELEASE_TOOL) sbom $(STAMP) -out $(DIST)/sbom.spdx.json $(MANAGER_BINARIES) $(PLUGIN_BINARIES)
+	$(MAKE) --no-print-directory validate-sbom
 	$(RELEASE_TOOL) checksums -dir $(DIST)
 	@if command -v sha256sum >/dev/null; then cd $(DIST) && sha256sum -c --quiet SHA256SUMS && echo "SHA256SUMS: every file checks"; fi
 	@ls -l $(DIST)
 
+.PHONY: validate-sbom
+validate-sbom: release-tool ## Validate dist/sbom.spdx.json (SPDX 2.3, with spdx tools-golang) and check that it describes every binary the release ships, with its SHA-256 (the managers read from the image archive).
+	$(RELEASE_TOOL) validate-sbom -image $(IMAGE_ARCHIVE) $(DIST)/sbom.spdx.json $(PLUGIN_BINARIES)
+
 # Pushing is never part of the build: `make publish` pushes what make
-# release wrote, with crane (go-containerregistry, the version go.mod
-# requires) and helm.
-CRANE ?= $(LOCALBIN)/crane-$(shell go list -m -f '{{.Version}}' github.com/google/go-containerregistry 2>/dev/null)
+# release wrote, with crane (go-containerregistry, the version the release
+# module requires) and helm.
+CRANE ?= $(LOCALBIN)/crane-$(shell cd $(RELEASE_MODULE) && go list -m -f '{{.Version}}' github.com/google/go-containerregistry 2>/dev/null)
 CHART_REPO ?=
 
 .PHONY: publish

@@ -3,9 +3,10 @@
 //
 //	release image     -version V -commit C -created EPOCH -source URL -platforms linux/amd64,linux/arm64 -binaries DIR -out FILE.oci.tar
 //	release binary    -version V -commit C -package ./cmd/kubectl-dynamic -platform linux/amd64 -out FILE
-//	release chart     -version V -created EPOCH -chart DIR -out DIR
-//	release install   -repository REPO -tag TAG -config DIR -out FILE
+//	release chart     -version V -created EPOCH -chart DIR -repository REPO -image FILE.oci.tar -out DIR
+//	release install   -repository REPO -tag TAG -config DIR -image FILE.oci.tar -out FILE
 //	release sbom      -version V -created EPOCH -source URL -out FILE BINARY...
+//	release validate-sbom -image FILE.oci.tar SBOM BINARY...
 //	release plugin-archive -created EPOCH -binary FILE -license FILE -out FILE.tar.gz
 //	release krew      -version V -template plugins/dynamic.yaml -dir DIR -out FILE
 //	release checksums -dir DIR
@@ -13,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,12 +23,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/release"
+	"github.com/dynamicingress/dynamic-ingress-operator/hack/release/internal/release"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|plugin-archive|krew|checksums [flags]")
+		fmt.Fprintln(os.Stderr, "usage: release image|binary|chart|install|sbom|validate-sbom|plugin-archive|krew|checksums [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -50,8 +52,9 @@ func run(ctx context.Context, command string, args []string) error {
 		pkg       = fs.String("package", "./cmd", "binary: the Go package to build")
 		platform  = fs.String("platform", "linux/amd64", "binary: the platform")
 		chartDir  = fs.String("chart", "charts/dynamic-ingress-operator", "chart: the chart directory")
-		repo      = fs.String("repository", "dynamic-ingress-operator", "install: the manager image's repository")
+		repo      = fs.String("repository", "dynamic-ingress-operator", "chart, install: the manager image's repository")
 		tag       = fs.String("tag", "", "install: the manager image's tag")
+		archive   = fs.String("image", "", "chart, install: the image's OCI archive (make image), whose index digest pins the image")
 		configDir = fs.String("config", "config", "install: the kustomize tree")
 		dir       = fs.String("dir", "dist", "checksums, krew: the directory (krew: of the plugin's archives)")
 		binary    = fs.String("binary", "", "plugin-archive: the kubectl-dynamic binary")
@@ -75,17 +78,25 @@ func run(ctx context.Context, command string, args []string) error {
 		}
 		return release.Build(ctx, ".", *pkg, ps[0], stamp, *out)
 	case "chart":
-		path, err := release.PackageChart(*chartDir, *version, createdAt, *out)
-		if err == nil {
-			fmt.Println("Wrote", path)
-		}
-		return err
-	case "install":
-		yaml, err := release.InstallYAML(*configDir, *repo, *tag)
+		ref, err := pinnedImage(*repo, *version, *archive)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Wrote %s for image %s:%s\n", *out, *repo, *tag)
+		path, err := release.PackageChart(*chartDir, ref, createdAt, *out)
+		if err == nil {
+			fmt.Printf("Wrote %s for image %s\n", path, ref)
+		}
+		return err
+	case "install":
+		ref, err := pinnedImage(*repo, *tag, *archive)
+		if err != nil {
+			return err
+		}
+		yaml, err := release.InstallYAML(*configDir, ref)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Wrote %s for image %s\n", *out, ref)
 		return os.WriteFile(*out, yaml, 0o644)
 	case "sbom":
 		var bins []release.Binary
@@ -96,12 +107,14 @@ func run(ctx context.Context, command string, args []string) error {
 			}
 			bins = append(bins, bin)
 		}
-		doc, err := release.SBOM(*version, *source, createdAt, bins...)
+		doc, err := release.SBOM(release.SBOMOptions{Version: *version, Source: *source, Created: createdAt}, bins...)
 		if err != nil {
 			return err
 		}
-		fmt.Println("Wrote", *out)
+		fmt.Printf("Wrote %s: %d binaries\n", *out, len(bins))
 		return os.WriteFile(*out, doc, 0o644)
+	case "validate-sbom":
+		return validateSBOM(*archive, fs.Args())
 	case "plugin-archive":
 		if err := release.WritePluginArchive(*binary, *license, createdAt, *out); err != nil {
 			return err
@@ -124,6 +137,60 @@ func run(ctx context.Context, command string, args []string) error {
 	default:
 		return fmt.Errorf("unknown command")
 	}
+}
+
+// validateSBOM validates the SBOM args[0] (release.ValidateSBOM) and checks
+// that it describes exactly what the release ships: the manager of every
+// platform in the image archive and the binaries args[1:], each with its
+// SHA-256.
+func validateSBOM(archive string, args []string) error {
+	if len(args) == 0 || archive == "" {
+		return errors.New("usage: release validate-sbom -image FILE.oci.tar SBOM BINARY (more binaries may follow)")
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	doc, err := release.ValidateSBOM(data)
+	if err != nil {
+		return fmt.Errorf("%s is not a valid SPDX 2.3 document:\n%w", args[0], err)
+	}
+	dir, err := os.MkdirTemp("", "validate-sbom-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	shipped, err := release.ArchiveManagers(archive, dir)
+	if err != nil {
+		return err
+	}
+	for _, path := range args[1:] {
+		f, err := release.FileSHA256(path)
+		if err != nil {
+			return err
+		}
+		shipped = append(shipped, f)
+	}
+	if err := release.CheckSBOMDescribes(doc, shipped); err != nil {
+		return fmt.Errorf("%s does not describe what the release ships:\n%w", args[0], err)
+	}
+	fmt.Printf("%s: a valid SPDX 2.3 document (spdx tools-golang's reader and validation, and the SPDX 2.3 checks of release.ValidateSBOM); it describes the %d shipped binaries with their SHA-256 and %d packages in all\n",
+		args[0], len(shipped), len(doc.Packages))
+	return nil
+}
+
+// pinnedImage is repository:tag@digest, the digest that of the image index
+// in the OCI archive make image wrote: install.yaml and the chart name the
+// image of the same build.
+func pinnedImage(repository, tag, archive string) (release.ImageRef, error) {
+	if tag == "" || archive == "" {
+		return release.ImageRef{}, fmt.Errorf("the image needs a tag and its archive (-image FILE.oci.tar), to pin its digest")
+	}
+	digest, err := release.ArchiveIndexDigest(archive)
+	if err != nil {
+		return release.ImageRef{}, err
+	}
+	return release.ImageRef{Repository: repository, Tag: tag, Digest: digest.String()}, nil
 }
 
 // image builds the manager for every platform, the image index from the

@@ -1,6 +1,10 @@
 // Package bundle renders the install bundle (config/) the way kubectl
-// apply -k does, and finds the third-party CRDs its dry runs need, for the
-// suites that check the bundle and the Helm chart (test code only).
+// apply -k does and the Helm chart the way helm template does, with the
+// very CLIs users run (the project's kubectl and the pinned helm, both
+// built into bin/ by the Makefile), and finds the third-party CRDs their
+// dry runs need, for the suites that check the bundle and the chart (test
+// code only). Through the CLIs, the operator's go.mod needs neither the
+// Helm SDK nor the kustomize API.
 package bundle
 
 import (
@@ -13,8 +17,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 )
@@ -23,27 +25,18 @@ import (
 func DefaultDir() string { return filepath.Join(controlplane.RepoRoot(), "config", "default") }
 
 // Kustomize builds a kustomization directory into objects, as
-// `kubectl apply -k` would.
+// `kubectl apply -k` would: with `kubectl kustomize`, the kustomize that
+// the project's kubectl embeds.
 func Kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resMap, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	cmd := exec.Command(filepath.Join(controlplane.AssetsDir(), "kubectl"), "kustomize", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("rendering %s: %v", dir, err)
+		t.Fatalf("kubectl kustomize %s (make envtest-assets builds kubectl): %v: %s", dir, err, stderr.String())
 	}
-	var out []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
-		raw, err := res.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, obj)
-	}
-	return out
+	return DecodeManifests(t, string(out))
 }
 
 // MonitorLine is how config/default lists config/prometheus, turned off.

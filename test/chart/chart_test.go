@@ -1,5 +1,6 @@
 // Package chart_test checks the Helm chart in charts/dynamic-ingress-operator
-// with the Helm Go SDK: it lints; it renders with default and non-default
+// with the helm CLI users run (pinned by the Makefile's HELM_VERSION and
+// built into bin/; test/bundle runs it): it lints; it renders with default and non-default
 // values into what the values say; it agrees with config/ (the kustomize
 // bundle) on everything that must not drift (CRDs, RBAC, webhook
 // configurations, the manager's flags and pod); its default rendering is
@@ -16,7 +17,6 @@ package chart_test
 import (
 	"testing"
 
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
@@ -32,14 +32,13 @@ const (
 // chartDir is the chart under test.
 func chartDir() string { return bundle.ChartDir() }
 
-// loadChart loads the chart directory as helm install would.
-func loadChart(t *testing.T) *chart.Chart {
+// loadChart reads the chart directory.
+func loadChart(t *testing.T) *bundle.Chart {
 	t.Helper()
 	return bundle.LoadChart(t)
 }
 
-// renderChart renders the chart as `helm template` does (a client-only dry
-// run of helm install), for a release name and namespace and with values,
+// renderChart renders the chart with `helm template`, for a release name and namespace and with values,
 // into its objects in order.
 func renderChart(t *testing.T, releaseName, namespace string, vals map[string]any) []*unstructured.Unstructured {
 	t.Helper()
@@ -62,8 +61,8 @@ func tryRender(t *testing.T, releaseName, namespace string, vals map[string]any)
 	return bundle.TryRenderChart(t, releaseName, namespace, vals)
 }
 
-// asValuesFile returns values as helm install -f reads them from a file.
-func asValuesFile(t *testing.T, vals map[string]any) map[string]any {
+// asValuesFile writes values into a file for helm's -f and returns its path.
+func asValuesFile(t *testing.T, vals map[string]any) string {
 	t.Helper()
 	return bundle.ValuesFile(t, vals)
 }

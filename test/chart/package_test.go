@@ -1,82 +1,111 @@
 package chart_test
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"debug/buildinfo"
+	"errors"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
 )
 
-// TestChartPackages packages the chart as helm package does (make
+// TestChartPackages packages the chart with helm package (make
 // helm-package) and checks that the archive holds exactly the chart: its
 // templates, values, schema, README and nothing else.
 func TestChartPackages(t *testing.T) {
-	pkg := action.NewPackage()
-	pkg.Destination = t.TempDir()
-	path, err := pkg.Run(chartDir(), nil)
-	if err != nil {
-		t.Fatalf("helm package: %v", err)
+	dest := t.TempDir()
+	if _, err := bundle.RunHelm(t, "package", chartDir(), "--destination", dest); err != nil {
+		t.Fatal(err)
 	}
 	dir := loadChart(t)
-	if want := filepath.Join(pkg.Destination, dir.Metadata.Name+"-"+dir.Metadata.Version+".tgz"); path != want {
-		t.Errorf("helm package wrote %s, want %s", path, want)
+	path := filepath.Join(dest, dir.Metadata.Name+"-"+dir.Metadata.Version+".tgz")
+	entries := readChartArchive(t, path, dir.Metadata.Name)
+	var archivedTemplates, archivedFiles []string
+	for _, name := range entries {
+		switch {
+		case strings.HasPrefix(name, "templates/"):
+			archivedTemplates = append(archivedTemplates, name)
+		case name == "Chart.yaml" || name == "values.yaml" || name == "values.schema.json":
+		default:
+			archivedFiles = append(archivedFiles, name)
+		}
 	}
-	archived, err := loader.Load(path)
-	if err != nil {
-		t.Fatalf("loading %s: %v", path, err)
-	}
-	names := func(fs []string) []string { sort.Strings(fs); return fs }
-	var dirTemplates, archivedTemplates, archivedFiles []string
-	for _, f := range dir.Templates {
-		dirTemplates = append(dirTemplates, f.Name)
-	}
-	for _, f := range archived.Templates {
-		archivedTemplates = append(archivedTemplates, f.Name)
-	}
-	for _, f := range archived.Files {
-		archivedFiles = append(archivedFiles, f.Name)
-	}
-	if diff := cmp.Diff(names(dirTemplates), names(archivedTemplates)); diff != "" {
+	if diff := cmp.Diff(dir.TemplateNames(), archivedTemplates); diff != "" {
 		t.Errorf("templates (-directory +archive):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{".helmignore", "README.md", "files/grafana-dashboard.json", "files/prometheus-rules.yaml"}, names(archivedFiles)); diff != "" {
+	if diff := cmp.Diff([]string{".helmignore", "README.md", "files/grafana-dashboard.json", "files/prometheus-rules.yaml"}, archivedFiles); diff != "" {
 		t.Errorf("other files in the archive (-want +got):\n%s", diff)
 	}
-	if len(archived.Schema) == 0 || archived.Values == nil {
-		t.Errorf("the archive has no values.schema.json or no values.yaml")
+	for _, name := range []string{"Chart.yaml", "values.yaml", "values.schema.json"} {
+		if !slices.Contains(entries, name) {
+			t.Errorf("the archive has no %s", name)
+		}
 	}
 }
 
-// TestMakefileHelmIsTheSDKVersion checks that make helm-package builds the
-// helm CLI at the version of the Helm SDK these tests use.
-func TestMakefileHelmIsTheSDKVersion(t *testing.T) {
-	list := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "helm.sh/helm/v4")
-	list.Dir = controlplane.RepoRoot()
-	out, err := list.Output()
+// readChartArchive returns the sorted names of the files in the chart
+// archive at path, relative to its top directory (the chart's name).
+func readChartArchive(t *testing.T, path, chartName string) []string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("go list -m helm.sh/helm/v4: %v", err)
+		t.Fatalf("helm package wrote no %s: %v", path, err)
 	}
-	sdk := strings.TrimSpace(string(out))
-	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "Makefile"))
+	defer func() { _ = f.Close() }()
+	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^HELM_VERSION \?= (\S+)$`).FindSubmatch(raw)
-	if m == nil {
-		t.Fatal("the Makefile sets no HELM_VERSION")
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := strings.CutPrefix(h.Name, chartName+"/")
+		if !ok {
+			t.Errorf("%s in the archive is outside %s/", h.Name, chartName)
+			continue
+		}
+		if h.Typeflag == tar.TypeReg {
+			names = append(names, name)
+		}
 	}
-	if string(m[1]) != sdk || sdk == "" {
-		t.Errorf("the Makefile builds helm %s; go.mod requires the Helm SDK at %q: keep them the same", m[1], sdk)
+	slices.Sort(names)
+	return names
+}
+
+// TestMakefileHelmIsTheTestedHelm checks that make helm-package runs the
+// helm CLI these tests run.
+func TestMakefileHelmIsTheTestedHelm(t *testing.T) {
+	version, err := bundle.MakefileHelmVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// helm version prints only v4.2; the build information has the module's.
+	info, err := buildinfo.ReadFile(bundle.Helm(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Main.Path != "helm.sh/helm/v4" || info.Main.Version != version {
+		t.Errorf("the tests run %s %s; the Makefile's HELM_VERSION is %s", info.Main.Path, info.Main.Version, version)
+	}
+	raw, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !slices.Contains(strings.Fields(string(raw)), "helm-package:") {
 		t.Error("the Makefile has no helm-package target")

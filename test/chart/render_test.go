@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -574,12 +573,38 @@ func TestValuesThatCannotWorkAreRefused(t *testing.T) {
 		{"a body longer than a state's status holds", map[string]any{"probes": map[string]any{"maxBodyBytes": 65537}}, "maxBodyBytes"},
 		{"no state workers", map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 0}}, "stateMaxConcurrentReconciles"},
 		{"too many state workers", map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 257}}, "stateMaxConcurrentReconciles"},
+		{"a digest that is not sha256:<64 hex>", map[string]any{"image": map[string]any{"digest": "latest"}}, "digest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tryRender(t, bundleRelease, bundleNamespace, tt.values)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("rendering with %v: error %v, want one naming %s", tt.values, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestImageDigest checks that a digest pins the image after its tag, as a
+// release's chart and install.yaml name it (repository:tag@digest): the
+// runtime pulls by the digest, the tag still says the version.
+func TestImageDigest(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	appVersion := loadChart(t).Metadata.AppVersion
+	for _, tt := range []struct {
+		name  string
+		image map[string]any
+		want  string
+	}{
+		{"the tag alone", map[string]any{"repository": "registry.example.com/dio", "tag": "9.9.9"}, "registry.example.com/dio:9.9.9"},
+		{"a digest after the appVersion", map[string]any{"repository": "registry.example.com/dio", "digest": digest}, "registry.example.com/dio:" + appVersion + "@" + digest},
+		{"a digest after the tag", map[string]any{"repository": "registry.example.com/dio", "tag": "9.9.9", "digest": digest}, "registry.example.com/dio:9.9.9@" + digest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := renderChart(t, bundleRelease, bundleNamespace, map[string]any{"image": tt.image})
+			manager := managerContainer(t, suite.Only[appsv1.Deployment](t, objs, "Deployment"))
+			if manager.Image != tt.want {
+				t.Errorf("image %q, want %q", manager.Image, tt.want)
 			}
 		})
 	}
@@ -612,16 +637,12 @@ func TestNoCertManagerStopsTheInstall(t *testing.T) {
 // readTemplate returns one template's text.
 func readTemplate(t *testing.T, name string) string {
 	t.Helper()
-	for _, f := range loadChart(t).Templates {
+	ch := loadChart(t)
+	for _, f := range ch.Templates {
 		if f.Name == "templates/"+name {
 			return string(f.Data)
 		}
 	}
-	var names []string
-	for _, f := range loadChart(t).Templates {
-		names = append(names, f.Name)
-	}
-	sort.Strings(names)
-	t.Fatalf("no template %s in %v", name, names)
+	t.Fatalf("no template %s in %v", name, ch.TemplateNames())
 	return ""
 }

@@ -82,12 +82,14 @@ The Secret holding the webhook server's tls.crt and tls.key.
 {{- end }}
 {{- end }}
 
+{{- /* repository:tag, and @digest after it when a digest is set: the
+runtime pulls by the digest, the tag says which version it is. */ -}}
 {{- define "dynamic-ingress-operator.image" -}}
+{{- $image := printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
-{{- else }}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $image = printf "%s@%s" $image .Values.image.digest }}
 {{- end }}
+{{- $image }}
 {{- end }}
 
 {{/*

@@ -4,7 +4,9 @@
 // install.yaml, the SPDX SBOM and SHA256SUMS. Everything it writes is
 // reproducible: the same commit, version and timestamp give the same bytes.
 //
-// It is a build tool (hack/release runs it); no shipped binary links it.
+// It is a build tool in its own module (hack/release), which the command
+// beside it runs; no shipped binary links it, and the operator's go.mod
+// does not require what it needs (Helm, kustomize, go-containerregistry, spdx).
 package release
 
 import (

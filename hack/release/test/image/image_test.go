@@ -39,8 +39,8 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/hack/release/internal/release"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/release"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/bundle"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )

@@ -41,6 +41,39 @@ func WriteOCIArchive(idx v1.ImageIndex, tag string, modTime time.Time, path stri
 	return tarDirectory(dir, path, modTime)
 }
 
+// ArchiveIndexDigest returns the digest of the image index in the OCI
+// archive, the one entry of its index.json: what `release image`
+// printed when it wrote the archive, and what a registry reports once the
+// image is pushed. It reads index.json alone, unpacking nothing.
+func ArchiveIndexDigest(archive string) (v1.Hash, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	defer func() { _ = f.Close() }()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return v1.Hash{}, fmt.Errorf("%s has no index.json: it is not an OCI archive", archive)
+		}
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("reading %s: %w", archive, err)
+		}
+		if path.Clean(h.Name) != "index.json" {
+			continue
+		}
+		m, err := v1.ParseIndexManifest(tr)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("%s: index.json: %w", archive, err)
+		}
+		if len(m.Manifests) != 1 || !m.Manifests[0].MediaType.IsIndex() {
+			return v1.Hash{}, fmt.Errorf("%s: index.json should name exactly one image index, it names %d entries", archive, len(m.Manifests))
+		}
+		return m.Manifests[0].Digest, nil
+	}
+}
+
 // ReadOCIArchive unpacks the OCI archive at path into dir and returns the
 // image index its index.json names (the layout's only entry).
 func ReadOCIArchive(path, dir string) (v1.ImageIndex, error) {

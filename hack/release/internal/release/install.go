@@ -16,11 +16,32 @@ import (
 // which its kustomization replaces.
 const managerImageName = "controller"
 
+// ImageRef names the manager image as install.yaml and the chart's values
+// do: repository:tag@digest, the digest that of the release's image index.
+type ImageRef struct {
+	Repository string
+	// Tag is the release's version.
+	Tag string
+	// Digest is "sha256:..."; empty names the image by its tag alone.
+	Digest string
+}
+
+// String is the reference a container runtime pulls: repository:tag, and
+// @digest after it when there is one (the runtime then pulls by the
+// digest; the tag still says the version).
+func (r ImageRef) String() string {
+	s := r.Repository + ":" + r.Tag
+	if r.Digest != "" {
+		s += "@" + r.Digest
+	}
+	return s
+}
+
 // InstallYAML renders config/default (configDir is config/) into one YAML
 // stream, as `make build-installer` does, with the manager image set to
-// repository:tag. config/ itself is left as it is: the image is set on a
-// copy in memory.
-func InstallYAML(configDir, repository, tag string) ([]byte, error) {
+// image. config/ itself is left as it is: the image is set on a copy in
+// memory.
+func InstallYAML(configDir string, image ImageRef) ([]byte, error) {
 	mem := filesys.MakeFsInMemory()
 	root := "/config"
 	err := filepath.WalkDir(configDir, func(p string, d fs.DirEntry, err error) error {
@@ -40,7 +61,7 @@ func InstallYAML(configDir, repository, tag string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := setImage(mem, path.Join(root, "manager", "kustomization.yaml"), repository, tag); err != nil {
+	if err := setImage(mem, path.Join(root, "manager", "kustomization.yaml"), image); err != nil {
 		return nil, err
 	}
 	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, path.Join(root, "default"))
@@ -50,9 +71,9 @@ func InstallYAML(configDir, repository, tag string) ([]byte, error) {
 	return resources.AsYaml()
 }
 
-// setImage does what `kustomize edit set image controller=repository:tag`
-// does to the kustomization file at p.
-func setImage(mem filesys.FileSystem, p, repository, tag string) error {
+// setImage does what `kustomize edit set image
+// controller=repository:tag@digest` does to the kustomization file at p.
+func setImage(mem filesys.FileSystem, p string, ref ImageRef) error {
 	raw, err := mem.ReadFile(p)
 	if err != nil {
 		return err
@@ -61,7 +82,7 @@ func setImage(mem filesys.FileSystem, p, repository, tag string) error {
 	if err := yaml.Unmarshal(raw, &k); err != nil {
 		return err
 	}
-	image := types.Image{Name: managerImageName, NewName: repository, NewTag: tag}
+	image := types.Image{Name: managerImageName, NewName: ref.Repository, NewTag: ref.Tag, Digest: ref.Digest}
 	found := false
 	for i := range k.Images {
 		if k.Images[i].Name == managerImageName {
