@@ -33,11 +33,7 @@ func newStatusCommand(o *options) *cobra.Command {
 			if err := output.check(); err != nil {
 				return err
 			}
-			c, ns, err := o.connect()
-			if err != nil {
-				return err
-			}
-			kinds, err := o.kinds()
+			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
 				return err
 			}
@@ -201,11 +197,7 @@ func newPreviewCommand(o *options) *cobra.Command {
 // (or the moment) would change; exitStatus(1) with exitCode when something
 // would.
 func preview(cmd *cobra.Command, o *options, state string, answer plugin.Answer, when time.Time, output *outputFlags, exitCode bool) error {
-	c, ns, err := o.connect()
-	if err != nil {
-		return err
-	}
-	kinds, err := o.kinds()
+	c, ns, kinds, err := o.connectKinds()
 	if err != nil {
 		return err
 	}
@@ -333,11 +325,7 @@ func newWaitCommand(o *options) *cobra.Command {
 			if timeout <= 0 {
 				return &plugin.UsageError{Err: errors.New("--timeout must be positive")}
 			}
-			c, ns, err := o.connect()
-			if err != nil {
-				return err
-			}
-			kinds, err := o.kinds()
+			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
 				return err
 			}
@@ -394,15 +382,11 @@ func newOverrideCommand(o *options) *cobra.Command {
 			default:
 				return &plugin.UsageError{Err: fmt.Errorf("--dry-run %q: use none, server or client", dryRun)}
 			}
-			c, ns, err := o.connect()
+			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			kinds, err := o.kinds()
-			if err != nil {
-				return err
-			}
 			kind, err := plugin.KindOf(kinds, kindName)
 			if err != nil {
 				return err
@@ -463,6 +447,15 @@ func (o *options) kinds() ([]target.Kind, error) {
 		return nil, err
 	}
 	return plugin.Kinds(disco), nil
+}
+
+// connectKinds is connect and the switch kinds the cluster serves.
+func (o *options) connectKinds() (c client.WithWatch, ns string, kinds []target.Kind, err error) {
+	if c, ns, err = o.connect(); err != nil {
+		return nil, "", nil, err
+	}
+	kinds, err = o.kinds()
+	return c, ns, kinds, err
 }
 
 // connect is the client and the namespace.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"sigs.k8s.io/yaml"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/hack/release/internal/release"
 )
@@ -60,22 +59,9 @@ func TestInstallAndChartPinTheArchivedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var images []string
-	for _, doc := range strings.Split(string(raw), "\n---\n") {
-		var obj struct {
-			Kind string
-			Spec struct {
-				Template struct {
-					Spec struct{ Containers []struct{ Image string } }
-				}
-			}
-		}
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range obj.Spec.Template.Spec.Containers {
-			images = append(images, c.Image)
-		}
+	images, err := release.DeploymentImages(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(images) != 1 || images[0] != want {
 		t.Errorf("install.yaml runs %v, want [%s]", images, want)

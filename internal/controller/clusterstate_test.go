@@ -3,7 +3,6 @@ package controller_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // Namespaces that managers of their own watch in namespaced mode: the
@@ -26,16 +26,6 @@ const (
 	clusterStatesOffNamespace = "cluster-states-off"
 	clusterStatesOnNamespace  = "cluster-states-on"
 )
-
-// clusterStateName is a cluster state's name for this test: cluster states
-// are not in a test's namespace, so each test names its own.
-func clusterStateName(t *testing.T) string {
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 60 {
-		name = name[:60]
-	}
-	return strings.TrimSuffix(name, "-")
-}
 
 // labelNamespace sets (value != "") or removes a label of a namespace.
 func labelNamespace(t *testing.T, name, key, value string) {
@@ -81,7 +71,7 @@ func deleteAfter(t *testing.T, obj client.Object) {
 // once labelled back; editing the grant does the same.
 func TestClusterStateFlipsFollowersInAdmittedNamespaces(t *testing.T) {
 	shop, blog := newNamespace(t), newNamespace(t)
-	name := clusterStateName(t)
+	name := suite.NameOf(t)
 	tier := "public-" + name[len(name)-8:]
 	labelNamespace(t, shop, "tier", tier)
 	labelNamespace(t, blog, "tier", tier)
@@ -145,7 +135,7 @@ func TestClusterStateFlipsFollowersInAdmittedNamespaces(t *testing.T) {
 // StateNotFound, and follows it once it is created.
 func TestClusterStateStatusAndEvents(t *testing.T) {
 	ns := newNamespace(t)
-	name := clusterStateName(t)
+	name := suite.NameOf(t)
 	di := builders.DynamicIngress(ns, "web").ClusterState(name).ExpectCode("200").
 		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
 	create(t, di)
@@ -188,7 +178,7 @@ func TestClusterStateIsProbedOnce(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	t.Cleanup(srv.Close)
-	name := clusterStateName(t)
+	name := suite.NameOf(t)
 	state := builders.ProbedState("", name, srv.URL).Interval(time.Second).Cluster().FollowersAll().Obj()
 	var followers []client.Object
 	for range 4 {
@@ -220,7 +210,7 @@ func TestClusterStateIsProbedOnce(t *testing.T) {
 // cluster states (the install's opt-in), and says so on the switch's
 // status when it is not.
 func TestNamespacedModeFollowsClusterStatesOnlyWhenGranted(t *testing.T) {
-	name := clusterStateName(t)
+	name := suite.NameOf(t)
 	state := builders.FixedState("", name, "200", "").Cluster().FollowersAll().Obj()
 	create(t, state)
 	deleteAfter(t, state)

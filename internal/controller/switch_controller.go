@@ -326,8 +326,7 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 		return state, nil, nil
 	}
 	if !r.ClusterStates {
-		return nil, &decision.Unfollowed{Reason: v1beta1.ReasonClusterStatesNotWatched,
-			Message: ref.String() + " is not followed: this manager does not watch ClusterDynamicIngressStates (it runs in namespaced mode without the chart's clusterStates.followInNamespacedMode, docs/install.md)"}, nil
+		return nil, ptr.To(decision.ClusterStatesNotWatched(ref)), nil
 	}
 	state := &v1beta1.ClusterDynamicIngressState{}
 	err := r.Get(ctx, types.NamespacedName{Name: ref.Name}, state, client.UnsafeDisableDeepCopy)

@@ -48,6 +48,13 @@ func NotFound(ref v1beta1.StateReference) Unfollowed {
 	return Unfollowed{Reason: v1beta1.ReasonStateNotFound, Message: ref.String() + " not found"}
 }
 
+// ClusterStatesNotWatched is why a switch that follows a cluster state
+// follows none when the manager does not watch cluster states.
+func ClusterStatesNotWatched(ref v1beta1.StateReference) Unfollowed {
+	return Unfollowed{Reason: v1beta1.ReasonClusterStatesNotWatched,
+		Message: ref.String() + " is not followed: this manager does not watch ClusterDynamicIngressStates (it runs in namespaced mode without the chart's clusterStates.followInNamespacedMode, docs/install.md)"}
+}
+
 // overridden is cond as spec.override changes it.
 func overridden(sw target.Switch, cond metav1.Condition) metav1.Condition {
 	if override := sw.SwitchSpec().Override; override != "" {

@@ -19,7 +19,7 @@ const (
 	State = "spec.state"
 	// ClusterState indexes switches by the name of the
 	// ClusterDynamicIngressState they follow (spec.stateRef of that kind),
-	// in every namespace; "" for a switch that follows none.
+	// in every namespace.
 	ClusterState = "spec.stateRef.cluster"
 	// Target indexes switches by the name of their target (spec.target.name),
 	// so that two switches never share one target.
@@ -48,7 +48,7 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 			if ref := o.(switchSpec).SwitchSpec().State; ref.IsCluster() {
 				return []string{ref.Name}
 			}
-			return []string{""}
+			return nil
 		}); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,6 +88,7 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 	}
 	snap := &Snapshot{State: state.StateView(), Cluster: true}
 	for _, kind := range kinds {
+		listedNamespaces := map[string]struct{}{}
 		list := kind.NewSwitchList()
 		err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{stateRefField: name})
 		if apierrors.IsBadRequest(err) {
@@ -99,21 +101,26 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
 		}
-		byNamespace := map[string][]Item{}
-		for _, item := range clusterFollowers(kind, kind.SwitchItems(list), name) {
-			byNamespace[item.Switch.GetNamespace()] = append(byNamespace[item.Switch.GetNamespace()], item)
-		}
-		for _, namespace := range sortedKeys(byNamespace) {
-			items := byNamespace[namespace]
-			targets, err := listTargets(ctx, c, kind, namespace)
+		items := clusterFollowers(kind, kind.SwitchItems(list), name)
+		// The targets of the namespaces that have followers, a list each:
+		// a user may read only some namespaces.
+		targets := map[types.NamespacedName]client.Object{}
+		for _, item := range items {
+			namespace := item.Switch.GetNamespace()
+			if _, listed := listedNamespaces[namespace]; listed {
+				continue
+			}
+			listedNamespaces[namespace] = struct{}{}
+			inNamespace, err := listTargets(ctx, c, kind, namespace)
 			if err != nil {
 				return nil, err
 			}
-			if err := attachTargets(items, namespace, targets, nil); err != nil {
-				return nil, err
-			}
-			snap.Items = append(snap.Items, items...)
+			maps.Copy(targets, inNamespace)
 		}
+		if err := attachTargets(items, targets, nil); err != nil {
+			return nil, err
+		}
+		snap.Items = append(snap.Items, items...)
 	}
 	return snap, nil
 }
@@ -132,16 +139,6 @@ func clusterFollowers(kind target.Kind, switches []target.Switch, name string) [
 		return a.GetNamespace() < b.GetNamespace() || a.GetNamespace() == b.GetNamespace() && a.GetName() < b.GetName()
 	})
 	return items
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Read reads the state name in namespace ns and the switches of every kind
@@ -186,7 +183,7 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 	if err != nil {
 		return nil, err
 	}
-	return items, attachTargets(items, ns, targets, func(key types.NamespacedName) (client.Object, error) {
+	return items, attachTargets(items, targets, func(key types.NamespacedName) (client.Object, error) {
 		live := kind.NewTarget()
 		err := c.Get(ctx, key, live)
 		switch {
@@ -212,18 +209,18 @@ func followers(kind target.Kind, switches []target.Switch, state string) []Item 
 	return items
 }
 
-// attachTargets gives each item its live target: the managed one of that
-// name in targets, else what get reads (nil when there is none; get nil
+// attachTargets gives each item its live target: the managed one at its
+// key in targets, else what get reads (nil when there is none; get nil
 // leaves it so).
-func attachTargets(items []Item, ns string, targets map[string]client.Object, get func(types.NamespacedName) (client.Object, error)) error {
+func attachTargets(items []Item, targets map[types.NamespacedName]client.Object, get func(types.NamespacedName) (client.Object, error)) error {
 	for i := range items {
 		key := target.Key(items[i].Switch)
-		if key.Namespace != ns {
+		if key.Namespace != items[i].Switch.GetNamespace() {
 			// The operator refuses a target in another namespace and
 			// writes nothing there: there is no target to show.
 			continue
 		}
-		if live, ok := targets[key.Name]; ok {
+		if live, ok := targets[key]; ok {
 			items[i].Live = live
 			continue
 		}
@@ -240,8 +237,8 @@ func attachTargets(items []Item, ns string, targets map[string]client.Object, ge
 }
 
 // listTargets lists the targets of kind in ns that the operator manages,
-// by name.
-func listTargets(ctx context.Context, c client.Reader, kind target.Kind, ns string) (map[string]client.Object, error) {
+// by key.
+func listTargets(ctx context.Context, c client.Reader, kind target.Kind, ns string) (map[types.NamespacedName]client.Object, error) {
 	list := kind.NewTargetList()
 	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}); err != nil {
 		return nil, fmt.Errorf("listing %s in namespace %q: %w", kindPlural(kind.TargetGVK().Kind), ns, err)
@@ -250,13 +247,13 @@ func listTargets(ctx context.Context, c client.Reader, kind target.Kind, ns stri
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]client.Object, len(objs))
+	out := make(map[types.NamespacedName]client.Object, len(objs))
 	for _, o := range objs {
 		obj, ok := o.(client.Object)
 		if !ok {
 			return nil, errors.New("a listed target is not an object")
 		}
-		out[obj.GetName()] = obj
+		out[client.ObjectKeyFromObject(obj)] = obj
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -253,24 +254,16 @@ func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
 		if w.ref.IsCluster() {
 			items = clusterFollowers(wk.kind, switches, w.ref.Name)
 		}
-		targets := map[string]map[string]client.Object{}
-		var watchedTargets []any
+		targets := map[types.NamespacedName]client.Object{}
 		if wk.targets != nil {
-			watchedTargets = wk.targets.GetStore().List()
-		}
-		for _, obj := range watchedTargets {
-			if o, ok := obj.(client.Object); ok {
-				if targets[o.GetNamespace()] == nil {
-					targets[o.GetNamespace()] = map[string]client.Object{}
+			for _, obj := range wk.targets.GetStore().List() {
+				if o, ok := obj.(client.Object); ok {
+					targets[client.ObjectKeyFromObject(o)] = o
 				}
-				targets[o.GetNamespace()][o.GetName()] = o
 			}
 		}
-		for i := range items {
-			ns := items[i].Switch.GetNamespace()
-			if err := attachTargets(items[i:i+1], ns, targets[ns], nil); err != nil {
-				return nil, err
-			}
+		if err := attachTargets(items, targets, nil); err != nil {
+			return nil, err
 		}
 		snap.Items = append(snap.Items, items...)
 	}

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -316,11 +313,11 @@ func (b *bench) pluginMeasure(ctx context.Context) (*pluginResult, error) {
 // pluginFlipWait flips the state of the n switches to active (or passive)
 // and runs wait, with a new client, as soon as the edit is answered. A
 // watch of the bench's own records when each switch's status shows the
-// new mode as wait requires it (diShowsMode), on the flip's clock.
+// new mode as wait requires it (diSettled), on the flip's clock.
 func (b *bench) pluginFlipWait(ctx context.Context, n int, active bool) (pluginWait, error) {
 	h := b.h
 	w := pluginWait{active: active}
-	statuses, err := watchArrivals(ctx, dynamicIngresses(h, pluginNS), n, diShowsMode(active))
+	statuses, err := watchArrivals(ctx, dynamicIngresses(h, pluginNS), n, diSettled(active))
 	if err != nil {
 		return w, err
 	}
@@ -376,26 +373,6 @@ func (b *bench) pluginLongWait(ctx context.Context, timeout time.Duration) (plug
 	}
 	w.pending, w.reqs = len(timedOut.Pending), counter.counted()
 	return w, nil
-}
-
-// diShowsMode matches a DynamicIngress whose status shows the mode as
-// `kubectl dynamic wait` requires it (docs/kubectl-dynamic.md): Active for
-// the mode and Ready True, both at the switch's current generation.
-func diShowsMode(active bool) func(runtime.Object) (string, bool) {
-	want := metav1.ConditionFalse
-	if active {
-		want = metav1.ConditionTrue
-	}
-	return func(o runtime.Object) (string, bool) {
-		di, ok := o.(*v1beta1.DynamicIngress)
-		if !ok {
-			return "", false
-		}
-		a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
-		r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
-		return di.Name, a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
-			a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation
-	}
 }
 
 // pluginStatus runs status once, with a new client.

@@ -318,7 +318,9 @@ func ingressShape(active bool) func(runtime.Object) (string, bool) {
 	}
 }
 
-// diSettled matches a DynamicIngress whose status reports the mode and Ready.
+// diSettled matches a DynamicIngress whose status shows the mode as
+// `kubectl dynamic wait` requires it (docs/kubectl-dynamic.md): Active for
+// the mode and Ready True, both at the switch's current generation.
 func diSettled(active bool) func(runtime.Object) (string, bool) {
 	want := metav1.ConditionFalse
 	if active {
@@ -332,7 +334,8 @@ func diSettled(active bool) func(runtime.Object) (string, bool) {
 		a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
 		r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
 		return di.Name, a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
-			di.Status.ObservedGeneration == di.Generation
+			di.Status.ObservedGeneration == di.Generation &&
+			a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation
 	}
 }
 

@@ -36,8 +36,7 @@ func pluginKubectl() controlplane.Kubectl {
 // its exit status.
 func runPlugin(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	stdout, stderr, err := pluginKubectl().Run("", append([]string{"dynamic"}, args...)...)
-	return stdout, stderr, exitCode(t, err)
+	return runAs(t, pluginKubectl(), args...)
 }
 
 // exitCode is the exit status of a command that ran.
@@ -815,16 +814,7 @@ func TestKubectlDynamicHTTPRouteAccepted(t *testing.T) {
 // A command still running when the test ends is killed.
 func startPlugin(t *testing.T, args ...string) (done <-chan error, stdout, stderr *bytes.Buffer) {
 	t.Helper()
-	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
-	cmd := pluginKubectl().Command("", append([]string{"dynamic"}, args...)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	end := make(chan error, 1)
-	go func() { end <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return end, stdout, stderr
+	return startAs(t, pluginKubectl(), args...)
 }
 
 // TestKubectlDynamicClusterState: a cluster state's followers in two

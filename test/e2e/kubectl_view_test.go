@@ -290,8 +290,9 @@ func runAs(t *testing.T, k controlplane.Kubectl, args ...string) (stdout, stderr
 	return stdout, stderr, exitCode(t, err)
 }
 
-// startAs starts `kubectl dynamic args...` with k in the background, as
-// startPlugin does with the admin's kubectl.
+// startAs starts `kubectl dynamic args...` with k in the background: done
+// receives its end, and stdout and stderr what it printed, once it is done.
+// A command still running when the test ends is killed.
 func startAs(t *testing.T, k controlplane.Kubectl, args ...string) (done <-chan error, stdout, stderr *bytes.Buffer) {
 	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}

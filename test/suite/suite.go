@@ -17,15 +17,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// NewNamespace creates a namespace of its own for one test, named after it.
-func NewNamespace(t testing.TB, c client.Client) string {
-	t.Helper()
+// NameOf is an object name made of the test's name: lower case, '-' for
+// '/' and '_', at most 50 characters. Cluster-scoped objects, which no
+// test namespace keeps apart, take it as their own.
+func NameOf(t testing.TB) string {
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
 	}
+	return strings.TrimSuffix(name, "-")
+}
+
+// NewNamespace creates a namespace of its own for one test, named after it.
+func NewNamespace(t testing.TB, c client.Client) string {
+	t.Helper()
 	ns := &corev1.Namespace{}
-	ns.GenerateName = strings.TrimSuffix(name, "-") + "-"
+	ns.GenerateName = NameOf(t) + "-"
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}

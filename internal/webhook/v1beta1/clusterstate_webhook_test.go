@@ -1,7 +1,6 @@
 package v1beta1_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // TestClusterStateAdmission sends switches that follow cluster states, and
@@ -19,7 +19,7 @@ import (
 // client gets (what kubectl prints after "Error from server").
 func TestClusterStateAdmission(t *testing.T) {
 	ns := newNamespace(t)
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
+	name := suite.NameOf(t)
 	public := builders.FixedState("", name+"-public", "200", "").Cluster().
 		FollowersMatching(map[string]string{"tier": "public"}).Obj()
 	everyone := builders.FixedState("", name+"-all", "200", "").Cluster().FollowersAll().Obj()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -96,4 +97,30 @@ func setImage(mem filesys.FileSystem, p string, ref ImageRef) error {
 		return err
 	}
 	return mem.WriteFile(p, raw)
+}
+
+// DeploymentImages are the images the containers of the Deployments in a
+// YAML stream run (install.yaml, a rendered chart): what a release pins.
+func DeploymentImages(stream []byte) ([]string, error) {
+	var images []string
+	for _, doc := range strings.Split(string(stream), "\n---\n") {
+		var obj struct {
+			Kind string
+			Spec struct {
+				Template struct {
+					Spec struct{ Containers []struct{ Image string } }
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return nil, err
+		}
+		if obj.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range obj.Spec.Template.Spec.Containers {
+			images = append(images, c.Image)
+		}
+	}
+	return images, nil
 }

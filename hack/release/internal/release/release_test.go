@@ -101,25 +101,16 @@ func TestInstallYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := map[string]int{}
-	var images []string
 	for _, doc := range strings.Split(string(out), "\n---\n") {
-		var obj struct {
-			Kind string
-			Spec struct {
-				Template struct {
-					Spec struct{ Containers []struct{ Image string } }
-				}
-			}
-		}
+		var obj struct{ Kind string }
 		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
 			t.Fatal(err)
 		}
 		kinds[obj.Kind]++
-		if obj.Kind == "Deployment" {
-			for _, c := range obj.Spec.Template.Spec.Containers {
-				images = append(images, c.Image)
-			}
-		}
+	}
+	images, err := DeploymentImages(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"registry.example.com/team/dynamic-ingress-operator:1.2.3@" + testDigest}, images); diff != "" {
 		t.Errorf("the Deployment's images (-want +got):\n%s", diff)
@@ -261,24 +252,9 @@ func renderedImage(t *testing.T, ch *chart.Chart) string {
 	if !ok {
 		t.Fatalf("helm install returned a %T", rel)
 	}
-	var images []string
-	for _, doc := range strings.Split(r.Manifest, "\n---\n") {
-		var obj struct {
-			Kind string
-			Spec struct {
-				Template struct {
-					Spec struct{ Containers []struct{ Image string } }
-				}
-			}
-		}
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj.Kind == "Deployment" {
-			for _, c := range obj.Spec.Template.Spec.Containers {
-				images = append(images, c.Image)
-			}
-		}
+	images, err := DeploymentImages([]byte(r.Manifest))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(images) != 1 {
 		t.Fatalf("the rendered chart runs images %v, want one", images)
