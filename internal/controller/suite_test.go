@@ -31,8 +31,6 @@ var (
 	// k8s is a direct client: assertions read the API server, not a cache.
 	k8s    client.Client
 	scheme = controller.NewScheme()
-	// writes counts the write requests the manager sends.
-	writes atomic.Int64
 	// testConfig reaches the control plane as its administrator.
 	testConfig *rest.Config
 )
@@ -91,13 +89,12 @@ func runSuite(m *testing.M) int {
 	return m.Run()
 }
 
-// countWrites wraps the manager's transport to count write requests, in
-// all and per namespace and resource (see writesTo).
+// countWrites wraps the manager's transport to count write requests per
+// namespace and resource (see writesTo and writeCounts).
 func countWrites(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		switch req.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-			writes.Add(1)
 			if ns, resource := writeTarget(req.URL.Path); ns != "" {
 				n, _ := writesByTarget.LoadOrStore(ns+" "+resource, &atomic.Int64{})
 				n.(*atomic.Int64).Add(1)
@@ -126,6 +123,41 @@ func writeTarget(path string) (namespace, resource string) {
 		return namespace, resource
 	}
 	return "", ""
+}
+
+// writeCounts is a snapshot of writesByTarget.
+func writeCounts() map[string]int64 {
+	out := map[string]int64{}
+	writesByTarget.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// writesSince returns the writes sent since the snapshot before, by
+// "<namespace> <resource>", leaving out targets that saw none.
+func writesSince(before map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, n := range writeCounts() {
+		if d := n - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// inNamespace keeps the counts of one namespace's targets: the manager
+// serves every test's namespace at once, and earlier tests' objects (a
+// probe against a closed server, say) may still write in theirs.
+func inNamespace(counts map[string]int64, namespace string) map[string]int64 {
+	out := map[string]int64{}
+	for k, n := range counts {
+		if strings.HasPrefix(k, namespace+" ") {
+			out[k] = n
+		}
+	}
+	return out
 }
 
 // writesTo returns the number of write requests the manager has sent to a
