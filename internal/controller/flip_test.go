@@ -195,3 +195,60 @@ func quietFor(t *testing.T, d time.Duration) func() bool {
 		return reconcileTotal(t) == before
 	}
 }
+
+// completeFlipBound is how long a flip of completeFlipSwitches may take
+// until every status shows it. `make bench` measures a complete flip of 500
+// in about 1.5 s on two cores (docs/benchmarks.md), so 200 take about
+// 0.6 s: the bound is ten times that, for a machine busy with other suites,
+// and below the status gate's 10 s hold, which statuses waiting for
+// anything but the flip's own targets would run into.
+const (
+	completeFlipSwitches = 200
+	completeFlipBound    = 6 * time.Second
+)
+
+// TestCompleteFlipOf200 flips one state driving 200 DynamicIngresses there
+// and back: each way every status shows the new mode within
+// completeFlipBound, each switch's status is written once and announced by
+// one Switched event, and every event comes after the last status (events
+// wait for the flip's statuses, not the other way round).
+func TestCompleteFlipOf200(t *testing.T) {
+	const n = completeFlipSwitches
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "503", "").Obj()
+	create(t, state)
+	for i := range n {
+		create(t, siteSwitch(ns, fmt.Sprintf("site-%03d", i), "flag").ExpectCode("200").Obj())
+	}
+	eventually(t, readyCount(t, ns)).Should(Equal(n))
+	eventually(t, quietFor(t, time.Second)).Should(BeTrue())
+
+	for _, flip := range []struct {
+		code   string
+		active int
+	}{{"200", n}, {"503", 0}} {
+		statusWrites := writesTo(ns, "dynamicingresses/status")
+		start := time.Now()
+		setFixedStatus(t, state, flip.code)
+		flipped := revision(t, state.ResourceVersion)
+		NewWithT(t).Eventually(activeCount(t, ns), completeFlipBound, 20*time.Millisecond).Should(Equal(flip.active),
+			"the flip to %s: not every status showed it within %s", flip.code, completeFlipBound)
+		t.Logf("flip to %s: every status after %s", flip.code, time.Since(start).Round(time.Millisecond))
+
+		eventually(t, switchedEventsAfter(t, ns, flipped)).Should(HaveLen(n))
+		NewWithT(t).Consistently(func() int { return len(switchedEventsAfter(t, ns, flipped)()) }, time.Second, 100*time.Millisecond).Should(Equal(n),
+			"one Switched event per switch")
+		if got := writesTo(ns, "dynamicingresses/status") - statusWrites; got != n {
+			t.Errorf("flip to %s: %d status writes for %d switches, want one each", flip.code, got, n)
+		}
+		lastStatus := uint64(0)
+		for name, rv := range resourceVersions(t, ns) {
+			if strings.HasPrefix(name, "di/") {
+				lastStatus = max(lastStatus, revision(t, rv))
+			}
+		}
+		if first := slices.Min(switchedEventsAfter(t, ns, flipped)()); first < lastStatus {
+			t.Errorf("flip to %s: a Switched event (resourceVersion %d) came before the last status (%d)", flip.code, first, lastStatus)
+		}
+	}
+}

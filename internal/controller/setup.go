@@ -136,6 +136,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		ctrl.LoggerFrom(ctx).WithName("setup").Info("ClusterDynamicIngressStates are not followed: the manager was started with --cluster-states=false (namespaced mode without the chart's clusterStates.followInNamespacedMode)")
 	}
 	gate := newStatusGate(clock.RealClock{}, maxStatusHold)
+	events := newEventPacer()
+	if err := mgr.Add(events); err != nil {
+		return err
+	}
+	gate.send = events.send
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}

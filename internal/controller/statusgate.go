@@ -39,6 +39,11 @@ const maxStatusHold = 10 * time.Second
 // expect is numbered, and a reconcile takes the current number (ticket)
 // before it reads anything.
 //
+// Events wait too (record): an event recorded while any status is held or
+// any target pending is sent once none is, so that the API server writes
+// the statuses of a flip before its events (an event costs it about what a
+// status patch does; docs/benchmarks.md). No event waits longer than maxHold.
+//
 // One gate serves every kind of switch. It keeps time on the real clock, as
 // the work queue does.
 type statusGate struct {
@@ -56,6 +61,12 @@ type statusGate struct {
 	held map[gateKey]heldStatus
 	// releasers enqueue a held switch again, by kind.
 	releasers map[string]func(types.NamespacedName)
+	// events are the recordings waiting for the statuses, in order, and
+	// eventsSince when the first of them was deferred.
+	events      []func()
+	eventsSince time.Time
+	// send records the events that are let go (runAll, or an eventPacer's).
+	send func([]func())
 }
 
 // heldStatus is when a switch's status was first held, and whether the
@@ -73,7 +84,7 @@ type gateKey struct {
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
 	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
-		held: map[gateKey]heldStatus{}, releasers: map[string]func(types.NamespacedName){}}
+		held: map[gateKey]heldStatus{}, releasers: map[string]func(types.NamespacedName){}, send: runAll}
 }
 
 // register sets how a held switch of kind is reconciled again.
@@ -122,16 +133,20 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 		delete(g.pending, k)
 		releases = g.openLocked()
 	}
+	events := g.dueEventsLocked()
 	g.mu.Unlock()
 	runAll(releases)
+	g.send(events)
 }
 
 // written notes that the status of the switch of kind at key was written:
 // a later hold of it counts from then.
 func (g *statusGate) written(kind string, key types.NamespacedName) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	delete(g.held, gateKey{kind, key})
+	events := g.dueEventsLocked()
+	g.mu.Unlock()
+	g.send(events)
 }
 
 // forget drops the switch of kind at key, which is gone or going.
@@ -144,8 +159,40 @@ func (g *statusGate) forget(kind string, key types.NamespacedName) {
 		delete(g.pending, k)
 		releases = g.openLocked()
 	}
+	events := g.dueEventsLocked()
 	g.mu.Unlock()
 	runAll(releases)
+	g.send(events)
+}
+
+// record makes the recording of an event: now when no status is held and
+// no target pending, otherwise once none is (or once the first event that
+// waits has waited maxHold), in the order they were recorded.
+func (g *statusGate) record(event func()) {
+	g.mu.Lock()
+	if len(g.events) == 0 {
+		g.eventsSince = g.clock.Now()
+	}
+	g.events = append(g.events, event)
+	events := g.dueEventsLocked()
+	g.mu.Unlock()
+	g.send(events)
+}
+
+// dueEventsLocked takes the events that wait when they are to be sent:
+// nothing is held or pending any more, or the first has waited maxHold.
+func (g *statusGate) dueEventsLocked() []func() {
+	if len(g.events) == 0 {
+		return nil
+	}
+	if len(g.pending) > 0 || len(g.held) > 0 {
+		if g.clock.Since(g.eventsSince) < g.maxHold {
+			return nil
+		}
+	}
+	events := g.events
+	g.events = nil
+	return events
 }
 
 // openLocked marks every held switch not yet released as released when
@@ -182,10 +229,16 @@ func runAll(calls []func()) {
 // write failed (its status says so at once). When hold reports false, the
 // status, if any, is written; call written once it is.
 func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
-	now := g.clock.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	k := gateKey{kind, key}
+	held, left := g.holdLocked(gateKey{kind, key}, write)
+	events := g.dueEventsLocked()
+	g.mu.Unlock()
+	g.send(events)
+	return held, left
+}
+
+func (g *statusGate) holdLocked(k gateKey, write bool) (bool, time.Duration) {
+	now := g.clock.Now()
 	if !write {
 		delete(g.held, k)
 		return false, 0

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"context"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,5 +239,116 @@ func TestExpectAndAddExpectsEverySwitchBeforeTheFirstIsAdded(t *testing.T) {
 	expectAndAdd(g.statusGate, ingressKind, keys, q)
 	if added != len(keys) || queue.Len() != len(keys) {
 		t.Fatalf("added %d, queue holds %d; want %d", added, queue.Len(), len(keys))
+	}
+}
+
+// recordEvent records an event named name through the gate; sent has the
+// events sent so far, in order.
+func (g *gateUnderTest) recordEvent(sent *[]string, name string) {
+	g.record(func() { *sent = append(*sent, name) })
+}
+
+func mustHaveSent(t *testing.T, sent []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(sent, want) {
+		t.Fatalf("events sent %q, want %q", sent, want)
+	}
+}
+
+func TestStatusGateSendsEventsAfterTheStatusesOfAFlip(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	g.recordEvent(&sent, "quiet") // nothing under way: sent at once
+	mustHaveSent(t, sent, "quiet")
+
+	g.expectAll(ingressKind, "a", "b")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.recordEvent(&sent, "during the targets")
+	g.sync(ingressKind, "a")
+	g.mustHold(ingressKind, "b", 10*time.Second)
+	g.sync(ingressKind, "b") // the last target: a and b are released
+	mustHaveSent(t, sent, "quiet")
+
+	// The statuses are written in turn; the events wait for the last.
+	g.mustPass(ingressKind, "a", true)
+	g.recordEvent(&sent, "a switched")
+	g.written(ingressKind, key("a"))
+	mustHaveSent(t, sent, "quiet")
+	g.mustPass(ingressKind, "b", true)
+	g.recordEvent(&sent, "b switched")
+	g.written(ingressKind, key("b"))
+	mustHaveSent(t, sent, "quiet", "during the targets", "a switched", "b switched")
+}
+
+func TestStatusGateSendsEventsOfAStatusThatNeedsNoWriteOrIsGone(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	g.expectAll(ingressKind, "x")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.mustHold(ingressKind, "gone", 10*time.Second)
+	g.sync(ingressKind, "x")
+	g.recordEvent(&sent, "x switched")
+	g.forget(ingressKind, key("gone"))
+	mustHaveSent(t, sent)
+	g.mustPass(ingressKind, "a", false) // nothing to write after all
+	mustHaveSent(t, sent, "x switched")
+}
+
+func TestStatusGateHoldsNoEventLongerThanMaxHold(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	g.expectAll(ingressKind, "stuck")
+	g.recordEvent(&sent, "first")
+	g.clock.Step(9 * time.Second)
+	g.recordEvent(&sent, "second")
+	mustHaveSent(t, sent)
+	g.clock.Step(time.Second)
+	// The target is still pending, but the first event has waited 10s:
+	// the next call to the gate sends both.
+	g.mustPass(ingressKind, "a", true)
+	mustHaveSent(t, sent, "first", "second")
+	g.recordEvent(&sent, "third") // waits for its own 10s
+	mustHaveSent(t, sent, "first", "second")
+}
+
+func TestEventPacerRecordsEveryEventInOrder(t *testing.T) {
+	p := newEventPacer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var got []int
+	done := make(chan struct{})
+	// More than the recorder's queue holds, in two sends.
+	const n = 1500
+	record := func(i int) func() {
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, i)
+			if len(got) == n {
+				close(done)
+			}
+		}
+	}
+	var first, second []func()
+	for i := range n {
+		if i < n/2 {
+			first = append(first, record(i))
+		} else {
+			second = append(second, record(i))
+		}
+	}
+	p.send(first)
+	go func() { _ = p.Start(ctx) }()
+	p.send(second)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not every event was recorded within 10s")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.IsSorted(got) {
+		t.Errorf("events recorded out of order")
 	}
 }

@@ -5,6 +5,8 @@
 package controller
 
 import (
+	"k8s.io/client-go/tools/reference"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -231,7 +233,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.announced.forget(req.NamespacedName)
 	for _, e := range events {
-		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		r.event(sw, e)
 	}
 	if toWrite {
 		r.gate.written(kind, req.NamespacedName)
@@ -248,6 +250,19 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: ConflictRecheckInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// event records e about sw through the status gate: while the statuses of
+// a flip are still to be written, it waits for them (statusGate.record).
+// It names sw by reference, taken now: sw is the cache's object.
+func (r *SwitchReconciler) event(sw target.Switch, e eventRecord) {
+	regarding, err := reference.GetReference(r.Scheme(), sw)
+	if err != nil {
+		// Not in the scheme: the recorder would fail alike, and log it.
+		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		return
+	}
+	r.gate.record(func() { r.Recorder.Eventf(regarding, nil, e.eventType, e.reason, e.action, "%s", e.note) })
 }
 
 // announceSwitch counts a switch, with its latency, when a target write
@@ -700,7 +715,7 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, st
 	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
 	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
 	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced) {
-		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		r.event(sw, e)
 	}
 	return prevActive != nil && prevActive.Status != active.Status && !announced, nil
 }
