@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -325,6 +326,10 @@ const floorFieldManager = "bench-floor"
 func floorName(workers int) string      { return fmt.Sprintf("floor-%d", workers) }
 func ownedFloorName(workers int) string { return fmt.Sprintf("floor-owned-%d", workers) }
 
+// completeFloorName names the owned floor that writes the statuses after
+// the Ingresses (floorFlipThen).
+func completeFloorName(workers int) string { return fmt.Sprintf("floor-complete-%d", workers) }
+
 // owners are the owners of the owned floor's Ingresses, one per namespace.
 type owners map[string]*metav1.OwnerReference
 
@@ -371,6 +376,14 @@ func (b *bench) applyEach(ctx context.Context, n, workers int, fieldManager stri
 // ownerReference and the Ingress's UID as a precondition (read before the
 // flip, untimed).
 func (b *bench) floorFlip(ctx context.Context, s switches, active bool, workers int, own owners) (flipRun, error) {
+	return b.floorFlipThen(ctx, s, active, workers, own, nil)
+}
+
+// floorFlipThen is floorFlip, and when statuses is set, once every apply
+// is answered, the status patches of the DynamicIngresses of statuses that
+// the operator's flip sends (statusFloorPatch), on as many workers: the
+// complete flip's floor, timed until the watch shows every status.
+func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, workers int, own owners, statuses *switches) (flipRun, error) {
 	n := s.n
 	run := flipRun{who: floorName(workers), n: n, active: active}
 	body := func(i int) *networkingv1ac.IngressApplyConfiguration {
@@ -401,6 +414,14 @@ func (b *bench) floorFlip(ctx context.Context, s switches, active bool, workers 
 	if before := ingW.before(); before != 0 {
 		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
 	}
+	var diW *arrivalSet
+	if statuses != nil {
+		run.who = completeFloorName(workers)
+		if diW, err = statuses.watchArrivals(ctx, b.switchObjects, diSettled(active)); err != nil {
+			return run, err
+		}
+		defer diW.stop()
+	}
 	if err := b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
@@ -409,6 +430,9 @@ func (b *bench) floorFlip(ctx context.Context, s switches, active bool, workers 
 	defer stopProfile()
 	t0 := time.Now()
 	ingW.startAt(t0)
+	if diW != nil {
+		diW.startAt(t0)
+	}
 	if err := b.applyEach(ctx, n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
@@ -416,10 +440,76 @@ func (b *bench) floorFlip(ctx context.Context, s switches, active bool, workers 
 	if err := ingW.wait(flipTimeout(n, 10*time.Millisecond)); err != nil {
 		return run, fmt.Errorf("floor flip: %w", err)
 	}
-	run.cpu = b.h.cpu(nil).sub(cpu0)
-	run.cpuArrived = run.cpu
+	run.cpuArrived = b.h.cpu(nil).sub(cpu0)
+	run.cpu = run.cpuArrived
 	run.summarize(ingW.durations())
+	if diW != nil {
+		patch := statusFloorPatch(active, time.Now())
+		if err := parallel(statuses.n, workers, func(i int) error {
+			di := statuses.dynamicIngress(i)
+			return b.h.c.Status().Patch(ctx, di, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(floorFieldManager))
+		}); err != nil {
+			return run, err
+		}
+		if err := diW.wait(flipTimeout(n, 10*time.Millisecond)); err != nil {
+			return run, fmt.Errorf("complete floor flip, statuses: %w", err)
+		}
+		run.statusDone = maxDuration(diW.durations())
+		run.cpu = b.h.cpu(nil).sub(cpu0)
+	}
 	return run, nil
+}
+
+// statusFloorPatch is the merge patch of a switch's status that the
+// operator sends when a flip's target is written: both conditions (a merge
+// patch replaces a list whole), at generation 1, messages alike in length.
+func statusFloorPatch(active bool, at time.Time) []byte {
+	mode, status, reason, message := "passive", metav1.ConditionFalse, v1beta1.ReasonNotMatched,
+		`State "flip" responded 503, which does not match spec.expected: statusCode 503 is not 200`
+	if active {
+		mode, status, reason, message = "active", metav1.ConditionTrue, v1beta1.ReasonMatched, `State "flip" responded 200 as expected`
+	}
+	t := at.UTC().Format(time.RFC3339)
+	return fmt.Appendf(nil, `{"status":{"observedGeneration":1,"conditions":[`+
+		`{"type":%q,"status":%q,"reason":%q,"message":%q,"lastTransitionTime":%q,"observedGeneration":1},`+
+		`{"type":%q,"status":"True","reason":%q,"message":"the Ingress is in the %s shape","lastTransitionTime":%q,"observedGeneration":1}]}}`,
+		v1beta1.ConditionActive, status, reason, message, t, v1beta1.ConditionReady, v1beta1.ReasonSynced, mode, t)
+}
+
+// setupStatusFloor creates the DynamicIngresses whose statuses the complete
+// floor writes: they follow a state that does not exist, so the manager
+// writes each status once (StateNotFound) and leaves them alone after.
+func (b *bench) setupStatusFloor(ctx context.Context, s switches) error {
+	if err := b.ensureNamespaces(ctx, s); err != nil {
+		return err
+	}
+	if err := parallel(s.n, 32, func(i int) error {
+		return b.h.c.Create(ctx, dynamicIngress(s.ns(i), objName(i), "absent"))
+	}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(flipTimeout(s.n, 100*time.Millisecond))
+	for {
+		ready := 0
+		for _, ns := range s.namespaces {
+			var list v1beta1.DynamicIngressList
+			if err := b.h.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, di := range list.Items {
+				if meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady) != nil {
+					ready++
+				}
+			}
+		}
+		if ready == s.n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the manager wrote the status of %d of the complete floor's %d DynamicIngresses", ready, s.n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // kubectl modes.
@@ -544,6 +634,11 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	statusNS := fmt.Sprintf("floor-status-%d", n)
+	statusFloor := inNamespace(statusNS, n)
+	if err := b.setupStatusFloor(ctx, statusFloor); err != nil {
+		return nil, err
+	}
 	kubectlDirs := map[string]string{}
 	kubectlFlips := map[string]int{kubectlSSA: b.cfg.kubectlSSAFlips(n), kubectlCSA: b.cfg.kubectlCSAFlips(n)}
 	for _, mode := range []string{kubectlSSA, kubectlCSA} {
@@ -584,6 +679,7 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		for _, w := range b.cfg.ownedFloorWorkers {
 			steps = append(steps, b.floorStep(ctx, "flip", rep, ownedFloor, w, own, res))
 		}
+		steps = append(steps, b.completeFloorStep(ctx, rep, ownedFloor, own, statusFloor, res))
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
 			steps = append(steps, func() error {
 				for range 2 {
@@ -617,7 +713,7 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		}
 	}
 	m.stop()
-	for _, ns := range []string{opNS, floorNS, ownedNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
+	for _, ns := range []string{opNS, floorNS, ownedNS, statusNS, fmt.Sprintf("%s-%d", kubectlSSA, n), fmt.Sprintf("%s-%d", kubectlCSA, n)} {
 		if err := h.clearNamespace(ctx, ns); err != nil {
 			return nil, err
 		}
@@ -659,6 +755,28 @@ func (b *bench) floorStep(ctx context.Context, what string, rep int, s switches,
 		return nil
 	}
 }
+
+// completeFloorStep is the complete floor's step of round rep: the
+// Ingresses of s written to active and back with the owners' metadata,
+// each time followed by the statuses of statuses, on completeFloorWorkers.
+func (b *bench) completeFloorStep(ctx context.Context, rep int, s switches, own owners, statuses switches, res *flipSuiteResult) func() error {
+	return func() error {
+		for _, active := range []bool{true, false} {
+			run, err := b.floorFlipThen(ctx, s, active, completeFloorWorkers, own, &statuses)
+			if err != nil {
+				return err
+			}
+			res.add(run)
+			b.progress("flip %s round %d %s: %s Ingresses %s, statuses %s (CPU s %s)", s, rep+1, direction(active), run.who,
+				round(run.total), round(run.statusDone), run.cpu)
+		}
+		return nil
+	}
+}
+
+// completeFloorWorkers is the concurrency of the complete floor: the
+// operator's reconcile workers.
+const completeFloorWorkers = 32
 
 // againstOwnedFloor flips the switches op reps times each way, interleaved
 // round by round with the owned floor writing the Ingresses of floor at

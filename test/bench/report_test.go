@@ -93,7 +93,7 @@ type flipFigures struct {
 // columns given and the CPU columns.
 func flipRow(n int, active bool, who string, f flipFigures, ratios ...string) []string {
 	done := round(f.wrote)
-	if strings.HasPrefix(who, "operator") {
+	if strings.HasPrefix(who, "operator") || f.statusDone > 0 {
 		done = "statuses " + round(f.statusDone)
 	}
 	row := []string{fmt.Sprint(n), direction(active), writerName(who), fmt.Sprint(f.flips), round(f.total),
@@ -160,6 +160,20 @@ func (r *flipSuiteResult) ownedFloorRows(sum *table, workers []int, what func(ac
 	}
 }
 
+// completeRows adds to sum, for one direction, the operator's complete
+// flip (every status) beside the best owned floor and the complete floor.
+func (r *flipSuiteResult) completeRows(sum *table, workers []int, active bool) {
+	op := figures(r.of("operator", &active))
+	what := fmt.Sprintf("flip N=%d %s: complete, every status shows it (median of %d)", r.n, direction(active), op.flips)
+	if best, bf := r.ownedFloorBest(workers, active); best != 0 {
+		sum.add(what, round(op.statusDone), fmt.Sprintf("%s, its Ingresses only (%d workers)", ownedFloorDesc, best), round(bf.total), durRatio(op.statusDone, bf.total))
+	}
+	if cf := figures(r.of(completeFloorName(completeFloorWorkers), &active)); cf.flips > 0 {
+		sum.add(what, round(op.statusDone), fmt.Sprintf("complete floor: the owned floor, then the same status patches (%d workers, median of %d)", completeFloorWorkers, cf.flips),
+			round(cf.statusDone), durRatio(op.statusDone, cf.statusDone))
+	}
+}
+
 // ownedFloorTable is the flips table of the operator and the owned floor
 // at each of workers, each way.
 func (r *flipSuiteResult) ownedFloorTable(workers []int) *table {
@@ -195,6 +209,9 @@ func writerName(who string) string {
 		return n
 	}
 	var w int
+	if _, err := fmt.Sscanf(who, "floor-complete-%d", &w); err == nil {
+		return fmt.Sprintf("complete floor: the owned floor's Ingresses, then as many status patches, %d workers", w)
+	}
 	if _, err := fmt.Sscanf(who, "floor-owned-%d", &w); err == nil {
 		return fmt.Sprintf("%s, %d workers", ownedFloorDesc, w)
 	}
@@ -236,6 +253,7 @@ func (rep *report) markdown() string {
 				}
 				sum.add(what, round(op.total), fmt.Sprintf("%s (%s)", writerName(mode), flipsWord(kf.flips)), round(kf.total), durRatio(op.total, kf.total))
 			}
+			fs.completeRows(sum, rep.cfg.ownedFloorWorkers, active)
 		}
 	}
 	for _, s := range rep.steady {
@@ -306,7 +324,7 @@ func (rep *report) markdown() string {
 			for _, wk := range rep.cfg.ownedFloorWorkers {
 				whos = append(whos, ownedFloorName(wk))
 			}
-			whos = append(whos, kubectlSSA, kubectlCSA)
+			whos = append(whos, completeFloorName(completeFloorWorkers), kubectlSSA, kubectlCSA)
 			for _, who := range whos {
 				f := figures(fs.of(who, &active))
 				if f.flips == 0 {
@@ -317,6 +335,26 @@ func (rep *report) markdown() string {
 		}
 	}
 	w("%s\n", ft)
+
+	w("#### The complete flip: every status\n\n")
+	w("A flip is complete when every DynamicIngress's status shows the new mode (Active, and Ready True, at its generation), as `kubectl dynamic wait` waits for it. ")
+	w("Beside the operator's: the owned floor (its Ingresses only), and the complete floor: %d workers write the owned floor's Ingresses, then the status merge patch the operator sends to as many DynamicIngresses of their own (which the manager watches, as it watches its own), ", completeFloorWorkers)
+	w("timed until a watch shows every status: what a client needs to write both, one after the other. Medians.\n\n")
+	ct := &table{header: []string{"N", "direction", "operator: targets", "operator: complete", "owned floor", "complete floor: Ingresses / statuses",
+		"targets ÷ owned floor", "complete ÷ owned floor", "complete ÷ complete floor"}}
+	for _, fs := range rep.flips {
+		for _, active := range []bool{true, false} {
+			op := figures(fs.of("operator", &active))
+			_, bof := fs.ownedFloorBest(rep.cfg.ownedFloorWorkers, active)
+			cf := figures(fs.of(completeFloorName(completeFloorWorkers), &active))
+			if op.flips == 0 || bof.flips == 0 || cf.flips == 0 {
+				continue
+			}
+			ct.add(fmt.Sprint(fs.n), direction(active), round(op.total), round(op.statusDone), round(bof.total),
+				round(cf.total)+" / "+round(cf.statusDone), durRatio(op.total, bof.total), durRatio(op.statusDone, bof.total), durRatio(op.statusDone, cf.statusDone))
+		}
+	}
+	w("%s\n", ct)
 
 	w("#### Operator writes per flip (counted by kube-apiserver, `apiserver_request_total`)\n\n")
 	w("Per DynamicIngress, means over the flips of each direction, from the state edit until no write for %s. ", rep.cfg.quiet)
