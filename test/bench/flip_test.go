@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,8 +35,9 @@ type flipRun struct {
 	// writerDone: a baseline's writer returned (every request answered).
 	writerDone time.Duration
 	// Operator only: the state's status shows the new code; every
-	// DynamicIngress's status shows the new mode.
-	stateStatus, statusDone time.Duration
+	// DynamicIngress's status shows the new mode (statusDone), the first
+	// one does (statusFirst).
+	stateStatus, statusDone, statusFirst time.Duration
 	// reqs are the API requests of the flip, counted by kube-apiserver
 	// from the edit until the writes stopped.
 	reqs requests
@@ -267,6 +269,7 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 	run.cpu = h.cpu(m).sub(cpu0)
 	run.summarize(ingW.durations())
 	run.statusDone = maxDuration(diW.durations())
+	run.statusFirst = minDuration(diW.durations())
 	run.stateStatus = maxDuration(stW.durations())
 	after, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second)
 	if err != nil {
@@ -299,6 +302,13 @@ func (b *bench) waitQuiet(ctx context.Context, quiet, longest time.Duration) (me
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+func minDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return slices.Min(ds)
 }
 
 func maxDuration(ds []time.Duration) time.Duration {
@@ -731,9 +741,9 @@ func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switch
 				return err
 			}
 			res.add(run)
-			b.progress("%s %s round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s; writes: %s",
+			b.progress("%s %s round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s (first %s); writes: %s",
 				what, s, rep+1, direction(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
-				round(run.stateStatus), round(run.statusDone), run.reqs.writeSummary())
+				round(run.stateStatus), round(run.statusDone), round(run.statusFirst), run.reqs.writeSummary())
 		}
 		return nil
 	}

@@ -83,6 +83,7 @@ type flipFigures struct {
 	total, p50, p99, first, wrote time.Duration
 	min, max                      time.Duration
 	statusDone, stateStatus       time.Duration
+	statusFirst                   time.Duration
 	// cpu: median CPU seconds of each process until every Ingress arrived.
 	cpu cpuSnapshot
 }
@@ -112,6 +113,7 @@ func figures(runs []flipRun) flipFigures {
 	f.first = medianOf(runs, func(r flipRun) time.Duration { return r.first })
 	f.wrote = medianOf(runs, func(r flipRun) time.Duration { return r.writerDone })
 	f.statusDone = medianOf(runs, func(r flipRun) time.Duration { return r.statusDone })
+	f.statusFirst = medianOf(runs, func(r flipRun) time.Duration { return r.statusFirst })
 	f.stateStatus = medianOf(runs, func(r flipRun) time.Duration { return r.stateStatus })
 	f.cpu = cpuSnapshot{}
 	for k := range runs[0].cpuArrived {
@@ -340,7 +342,7 @@ func (rep *report) markdown() string {
 	w("A flip is complete when every DynamicIngress's status shows the new mode (Active, and Ready True, at its generation), as `kubectl dynamic wait` waits for it. ")
 	w("Beside the operator's: the owned floor (its Ingresses only), and the complete floor: %d workers write the owned floor's Ingresses, then the status merge patch the operator sends to as many DynamicIngresses of their own (which the manager watches, as it watches its own), ", completeFloorWorkers)
 	w("timed until a watch shows every status: what a client needs to write both, one after the other. Medians.\n\n")
-	ct := &table{header: []string{"N", "direction", "operator: targets", "operator: complete", "owned floor", "complete floor: Ingresses / statuses",
+	ct := &table{header: []string{"N", "direction", "operator: targets", "operator: first status", "operator: complete", "owned floor", "complete floor: Ingresses / statuses",
 		"targets ÷ owned floor", "complete ÷ owned floor", "complete ÷ complete floor"}}
 	for _, fs := range rep.flips {
 		for _, active := range []bool{true, false} {
@@ -350,7 +352,7 @@ func (rep *report) markdown() string {
 			if op.flips == 0 || bof.flips == 0 || cf.flips == 0 {
 				continue
 			}
-			ct.add(fmt.Sprint(fs.n), direction(active), round(op.total), round(op.statusDone), round(bof.total),
+			ct.add(fmt.Sprint(fs.n), direction(active), round(op.total), round(op.statusFirst), round(op.statusDone), round(bof.total),
 				round(cf.total)+" / "+round(cf.statusDone), durRatio(op.total, bof.total), durRatio(op.statusDone, bof.total), durRatio(op.statusDone, cf.statusDone))
 		}
 	}
