@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -105,6 +107,32 @@ func revision(t *testing.T, resourceVersion string) uint64 {
 		t.Fatalf("resourceVersion %q: %v", resourceVersion, err)
 	}
 	return rv
+}
+
+// settledCount counts the DynamicIngresses of ns whose status shows the
+// mode as `kubectl dynamic wait` requires it: Active for the mode, Ready
+// True, both at the current generation.
+func settledCount(t *testing.T, ns string, active bool) func() int {
+	want := metav1.ConditionFalse
+	if active {
+		want = metav1.ConditionTrue
+	}
+	return func() int {
+		dis := &v1beta1.DynamicIngressList{}
+		if err := k8s.List(ctx, dis, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		for _, di := range dis.Items {
+			a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
+			r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
+			if a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
+				a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation {
+				count++
+			}
+		}
+		return count
+	}
 }
 
 // readyCount and activeCount count the DynamicIngresses of ns whose Ready
@@ -231,7 +259,7 @@ func TestCompleteFlipOf200(t *testing.T) {
 		start := time.Now()
 		setFixedStatus(t, state, flip.code)
 		flipped := revision(t, state.ResourceVersion)
-		NewWithT(t).Eventually(activeCount(t, ns), completeFlipBound, 20*time.Millisecond).Should(Equal(flip.active),
+		NewWithT(t).Eventually(settledCount(t, ns, flip.active == n), completeFlipBound, 20*time.Millisecond).Should(Equal(n),
 			"the flip to %s: not every status showed it within %s", flip.code, completeFlipBound)
 		t.Logf("flip to %s: every status after %s", flip.code, time.Since(start).Round(time.Millisecond))
 

@@ -136,9 +136,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		ctrl.LoggerFrom(ctx).WithName("setup").Info("ClusterDynamicIngressStates are not followed: the manager was started with --cluster-states=false (namespaced mode without the chart's clusterStates.followInNamespacedMode)")
 	}
 	gate := newStatusGate(clock.RealClock{}, maxStatusHold)
-	events := newEventPacer()
+	events := newEventPacer(gate)
 	if err := mgr.Add(events); err != nil {
-		return err
+		return fmt.Errorf("setting up the event pacer: %w", err)
 	}
 	gate.send = events.send
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {

@@ -40,9 +40,10 @@ const maxStatusHold = 10 * time.Second
 // before it reads anything.
 //
 // Events wait too (record): an event recorded while any status is held or
-// any target pending is sent once none is, so that the API server writes
-// the statuses of a flip before its events (an event costs it about what a
-// status patch does; docs/benchmarks.md). No event waits longer than maxHold.
+// about to be written, or any target pending, is handed on once none is, so
+// that the API server writes the statuses of a flip before its events (an
+// event costs it about what a status patch does; docs/benchmarks.md). No
+// event waits longer than maxHold (and the poll of flushDue).
 //
 // One gate serves every kind of switch. It keeps time on the real clock, as
 // the work queue does.
@@ -61,11 +62,16 @@ type statusGate struct {
 	held map[gateKey]heldStatus
 	// releasers enqueue a held switch again, by kind.
 	releasers map[string]func(types.NamespacedName)
+	// unwritten has the switches whose status a reconcile is writing or
+	// about to write without a hold (the last targets of a flip among
+	// them), until it is written: events wait for them too.
+	unwritten map[gateKey]struct{}
 	// events are the recordings waiting for the statuses, in order, and
 	// eventsSince when the first of them was deferred.
 	events      []func()
 	eventsSince time.Time
-	// send records the events that are let go (runAll, or an eventPacer's).
+	// send hands the events let go, in order, to what records them (runAll,
+	// or an eventPacer's send); called with g.mu held, so it only queues.
 	send func([]func())
 }
 
@@ -84,7 +90,7 @@ type gateKey struct {
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
 	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
-		held: map[gateKey]heldStatus{}, releasers: map[string]func(types.NamespacedName){}, send: runAll}
+		held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}, releasers: map[string]func(types.NamespacedName){}, send: runAll}
 }
 
 // register sets how a held switch of kind is reconciled again.
@@ -133,20 +139,17 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 		delete(g.pending, k)
 		releases = g.openLocked()
 	}
-	events := g.dueEventsLocked()
-	g.mu.Unlock()
-	runAll(releases)
-	g.send(events)
+	g.unlockAndRun(releases)
 }
 
 // written notes that the status of the switch of kind at key was written:
 // a later hold of it counts from then.
 func (g *statusGate) written(kind string, key types.NamespacedName) {
+	k := gateKey{kind, key}
 	g.mu.Lock()
-	delete(g.held, gateKey{kind, key})
-	events := g.dueEventsLocked()
-	g.mu.Unlock()
-	g.send(events)
+	delete(g.held, k)
+	delete(g.unwritten, k)
+	g.unlockAndRun(nil)
 }
 
 // forget drops the switch of kind at key, which is gone or going.
@@ -154,38 +157,63 @@ func (g *statusGate) forget(kind string, key types.NamespacedName) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
 	delete(g.held, k)
+	delete(g.unwritten, k)
 	var releases []func()
 	if _, ok := g.pending[k]; ok {
 		delete(g.pending, k)
 		releases = g.openLocked()
 	}
-	events := g.dueEventsLocked()
-	g.mu.Unlock()
-	runAll(releases)
-	g.send(events)
+	g.unlockAndRun(releases)
 }
 
-// record makes the recording of an event: now when no status is held and
-// no target pending, otherwise once none is (or once the first event that
-// waits has waited maxHold), in the order they were recorded.
+// record makes the recording of an event: now when no status is held,
+// being written or to be written and no target is pending, otherwise once
+// none is (or once the first event that waits has waited maxHold), in the
+// order they were recorded.
 func (g *statusGate) record(event func()) {
 	g.mu.Lock()
 	if len(g.events) == 0 {
 		g.eventsSince = g.clock.Now()
 	}
 	g.events = append(g.events, event)
-	events := g.dueEventsLocked()
+	g.unlockAndRun(nil)
+}
+
+// flushDue lets go the events that have waited maxHold, whatever still
+// waits for a status: the bound holds without a call from a reconcile
+// (the event pacer calls it every second).
+func (g *statusGate) flushDue() {
+	g.mu.Lock()
+	g.unlockAndRun(nil)
+}
+
+// takeEvents takes every event that waits, due or not (at shutdown).
+func (g *statusGate) takeEvents() []func() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	events := g.events
+	g.events = nil
+	return events
+}
+
+// unlockAndRun hands the events now due to send, unlocks g.mu (held by
+// the caller) and makes the release calls.
+func (g *statusGate) unlockAndRun(releases []func()) {
+	if events := g.dueEventsLocked(); len(events) > 0 {
+		g.send(events)
+	}
 	g.mu.Unlock()
-	g.send(events)
+	runAll(releases)
 }
 
 // dueEventsLocked takes the events that wait when they are to be sent:
-// nothing is held or pending any more, or the first has waited maxHold.
+// no status is held or unwritten and no target pending any more, or the
+// first has waited maxHold.
 func (g *statusGate) dueEventsLocked() []func() {
 	if len(g.events) == 0 {
 		return nil
 	}
-	if len(g.pending) > 0 || len(g.held) > 0 {
+	if len(g.pending) > 0 || len(g.held) > 0 || len(g.unwritten) > 0 {
 		if g.clock.Since(g.eventsSince) < g.maxHold {
 			return nil
 		}
@@ -231,9 +259,7 @@ func runAll(calls []func()) {
 func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	g.mu.Lock()
 	held, left := g.holdLocked(gateKey{kind, key}, write)
-	events := g.dueEventsLocked()
-	g.mu.Unlock()
-	g.send(events)
+	g.unlockAndRun(nil)
 	return held, left
 }
 
@@ -241,6 +267,7 @@ func (g *statusGate) holdLocked(k gateKey, write bool) (bool, time.Duration) {
 	now := g.clock.Now()
 	if !write {
 		delete(g.held, k)
+		delete(g.unwritten, k)
 		return false, 0
 	}
 	first := now
@@ -249,6 +276,8 @@ func (g *statusGate) holdLocked(k gateKey, write bool) (bool, time.Duration) {
 	}
 	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
 	if len(g.pending) == 0 || left <= 0 {
+		// Written now or by the next reconcile: events wait for it.
+		g.unwritten[k] = struct{}{}
 		return false, 0
 	}
 	// Held (again): released when nothing is pending any more.

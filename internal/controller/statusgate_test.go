@@ -5,11 +5,13 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -311,15 +313,50 @@ func TestStatusGateHoldsNoEventLongerThanMaxHold(t *testing.T) {
 	mustHaveSent(t, sent, "first", "second")
 }
 
-func TestEventPacerRecordsEveryEventInOrder(t *testing.T) {
-	p := newEventPacer()
+func TestStatusGateSendsEventsAfterTheLastTargetsStatus(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	// As the reconciles go: each syncs its target, then asks whether its
+	// status is held. The last target's status is not held but still to
+	// be written when the held ones are.
+	g.expectAll(ingressKind, "a", "b")
+	g.sync(ingressKind, "a")
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.sync(ingressKind, "b")
+	g.mustPass(ingressKind, "b", true) // its status is written by its next reconcile
+	g.mustPass(ingressKind, "a", true)
+	g.recordEvent(&sent, "a switched")
+	g.written(ingressKind, key("a"))
+	mustHaveSent(t, sent)
+	g.mustPass(ingressKind, "b", true)
+	g.recordEvent(&sent, "b switched")
+	g.written(ingressKind, key("b"))
+	mustHaveSent(t, sent, "a switched", "b switched")
+}
+
+func TestStatusGateFlushesEventsThatWaitedMaxHoldWithoutAReconcile(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	g.mustPass(ingressKind, "failing", true) // its status write fails, again and again
+	g.recordEvent(&sent, "e")
+	g.clock.Step(9 * time.Second)
+	g.flushDue()
+	mustHaveSent(t, sent)
+	g.clock.Step(time.Second)
+	g.flushDue() // the event pacer's poll
+	mustHaveSent(t, sent, "e")
+}
+
+func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
+	gate := newStatusGate(clock.RealClock{}, time.Minute)
+	p := newEventPacer(gate)
+	gate.send = p.send
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
 	var got []int
 	done := make(chan struct{})
-	// More than the recorder's queue holds, in two sends.
-	const n = 1500
+	const n = eventBurst + eventRate/2 // half a second past the burst
 	record := func(i int) func() {
 		return func() {
 			mu.Lock()
@@ -330,25 +367,43 @@ func TestEventPacerRecordsEveryEventInOrder(t *testing.T) {
 			}
 		}
 	}
-	var first, second []func()
-	for i := range n {
-		if i < n/2 {
-			first = append(first, record(i))
-		} else {
-			second = append(second, record(i))
-		}
+	start := time.Now()
+	// Half before the pacer starts, half through the gate after.
+	for i := range n / 2 {
+		p.send([]func(){record(i)})
 	}
-	p.send(first)
 	go func() { _ = p.Start(ctx) }()
-	p.send(second)
+	for i := n / 2; i < n; i++ {
+		gate.record(record(i))
+	}
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("not every event was recorded within 10s")
 	}
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Errorf("%d events recorded in %s: faster than %d at once and %d a second", n, took, eventBurst, eventRate)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.IsSorted(got) {
 		t.Errorf("events recorded out of order")
+	}
+}
+
+func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
+	gate := newStatusGate(clock.RealClock{}, time.Minute)
+	p := newEventPacer(gate)
+	gate.send = p.send
+	gate.expect(ingressKind, key("a")) // a flip under way: events wait
+	var sent atomic.Int32
+	gate.record(func() { sent.Add(1) })
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = p.Start(ctx); close(stopped) }()
+	cancel()
+	<-stopped
+	if sent.Load() != 1 {
+		t.Errorf("a stopping pacer recorded %d of the 1 event waiting in the gate", sent.Load())
 	}
 }

@@ -5,8 +5,6 @@
 package controller
 
 import (
-	"k8s.io/client-go/tools/reference"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/reference"
 	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -233,7 +232,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.announced.forget(req.NamespacedName)
 	for _, e := range events {
-		r.event(sw, e)
+		r.event(ctx, sw, e)
 	}
 	if toWrite {
 		r.gate.written(kind, req.NamespacedName)
@@ -255,11 +254,11 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // event records e about sw through the status gate: while the statuses of
 // a flip are still to be written, it waits for them (statusGate.record).
 // It names sw by reference, taken now: sw is the cache's object.
-func (r *SwitchReconciler) event(sw target.Switch, e eventRecord) {
+func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e eventRecord) {
 	regarding, err := reference.GetReference(r.Scheme(), sw)
 	if err != nil {
-		// Not in the scheme: the recorder would fail alike, and log it.
-		r.Recorder.Eventf(sw, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		// Not in the scheme: the recorder could not name it either.
+		ctrl.LoggerFrom(ctx).Error(err, "recording an event", "reason", e.reason)
 		return
 	}
 	r.gate.record(func() { r.Recorder.Eventf(regarding, nil, e.eventType, e.reason, e.action, "%s", e.note) })
@@ -715,7 +714,7 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, st
 	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
 	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
 	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced) {
-		r.event(sw, e)
+		r.event(ctx, sw, e)
 	}
 	return prevActive != nil && prevActive.Status != active.Status && !announced, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/utils/ptr"
@@ -493,33 +494,31 @@ func (b *bench) setupStatusFloor(ctx context.Context, s switches) error {
 	if err := b.ensureNamespaces(ctx, s); err != nil {
 		return err
 	}
+	written, err := s.watchArrivals(ctx, b.switchObjects, hasReadyCondition)
+	if err != nil {
+		return err
+	}
+	defer written.stop()
+	written.startAt(time.Now())
 	if err := parallel(s.n, 32, func(i int) error {
 		return b.h.c.Create(ctx, dynamicIngress(s.ns(i), objName(i), "absent"))
 	}); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(flipTimeout(s.n, 100*time.Millisecond))
-	for {
-		ready := 0
-		for _, ns := range s.namespaces {
-			var list v1beta1.DynamicIngressList
-			if err := b.h.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-				return err
-			}
-			for _, di := range list.Items {
-				if meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady) != nil {
-					ready++
-				}
-			}
-		}
-		if ready == s.n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the manager wrote the status of %d of the complete floor's %d DynamicIngresses", ready, s.n)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := written.wait(flipTimeout(s.n, 100*time.Millisecond)); err != nil {
+		return fmt.Errorf("the manager's status of the complete floor's DynamicIngresses: %w", err)
 	}
+	return nil
+}
+
+// hasReadyCondition matches a DynamicIngress whose status has a Ready
+// condition, whatever it says.
+func hasReadyCondition(o runtime.Object) (string, bool) {
+	di, ok := o.(*v1beta1.DynamicIngress)
+	if !ok {
+		return "", false
+	}
+	return di.Name, meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady) != nil
 }
 
 // kubectl modes.
