@@ -2,51 +2,46 @@ package controller
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
 
 // The pace of the events that the status gate lets go after a flip: a burst
-// of eventBurst, then eventRate a second. The recorder queues at most 1000
-// events on their way to the API server and drops the rest without a
-// word; the events of a flip of thousands of switches, let go at once,
-// would overflow it.
+// of eventBurst, then eventRate a second. An event costs the API server
+// about what a status patch does: after a flip of thousands of switches,
+// their events sent at once would leave a watcher of the statuses (such as
+// `kubectl dynamic wait`) little of the server, and overflow the recorder's
+// own queue of 1000, which drops the rest without a word (docs/benchmarks.md).
 const (
-	eventBurst = 500
-	eventRate  = 1000
-	// eventPoll is how often the pacer asks the gate for the events that
-	// have waited their longest.
+	eventBurst = 50
+	eventRate  = 250
+	// eventPoll is how often the pacer looks for events that have waited
+	// their longest with no reconcile to say so.
 	eventPoll = time.Second
 	// eventDrain bounds how long a stopping pacer keeps recording.
 	eventDrain = 5 * time.Second
 )
 
-// eventPacer records events in order from one goroutine, at a pace the
-// recorder keeps up with (eventBurst, eventRate). A manager Runnable, run
-// by the leader, where the reconcilers that record events run.
+// eventPacer records the events that wait in the status gate, one at a
+// time, in order, as they become due and at a pace (eventBurst,
+// eventRate). A manager Runnable, run by the leader, where the reconcilers
+// that record events run.
 type eventPacer struct {
 	limiter *rate.Limiter
-	// gate is where events wait for statuses: polled for those that have
-	// waited their longest, and emptied at shutdown.
-	gate *statusGate
-
-	mu    sync.Mutex
-	queue []func()
-	wake  chan struct{}
+	gate    *statusGate
+	wake    chan struct{}
 }
 
+// newEventPacer returns the pacer of gate's events, and has the gate wake
+// it when events become due.
 func newEventPacer(gate *statusGate) *eventPacer {
-	return &eventPacer{limiter: rate.NewLimiter(eventRate, eventBurst), gate: gate, wake: make(chan struct{}, 1)}
+	p := &eventPacer{limiter: rate.NewLimiter(eventRate, eventBurst), gate: gate, wake: make(chan struct{}, 1)}
+	gate.due = p.wakeUp
+	return p
 }
 
-// send queues events to be recorded, in order, after those queued before.
-// It never blocks (the gate calls it with its lock held).
-func (p *eventPacer) send(events []func()) {
-	p.mu.Lock()
-	p.queue = append(p.queue, events...)
-	p.mu.Unlock()
+func (p *eventPacer) wakeUp() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -56,46 +51,31 @@ func (p *eventPacer) send(events []func()) {
 // NeedLeaderElection says the pacer runs with the reconcilers, on the leader.
 func (p *eventPacer) NeedLeaderElection() bool { return true }
 
-// Start records the queued events until ctx is done; then it records what
-// is left, the events still waiting in the gate included, for at most
-// eventDrain (the recorder is stopped after every Runnable).
+// Start records the due events until ctx is done; then it records every
+// event still waiting, for at most eventDrain (the recorder is stopped
+// after every Runnable).
 func (p *eventPacer) Start(ctx context.Context) error {
 	poll := time.NewTicker(eventPoll)
 	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			p.send(p.gate.takeEvents())
 			drain, cancel := context.WithTimeout(context.Background(), eventDrain)
 			defer cancel()
-			p.record(drain)
+			for _, event := range p.gate.takeEvents() {
+				if p.limiter.Wait(drain) != nil {
+					return nil
+				}
+				event()
+			}
 			return nil
 		case <-poll.C:
-			p.gate.flushDue()
 		case <-p.wake:
 		}
-		p.record(ctx)
-	}
-}
-
-// record records the queued events, in order, at the pacer's pace, until
-// none is left or ctx is done.
-func (p *eventPacer) record(ctx context.Context) {
-	for {
-		p.mu.Lock()
-		events := p.queue
-		p.queue = nil
-		p.mu.Unlock()
-		if len(events) == 0 {
-			return
-		}
-		for i, event := range events {
+		for event := p.gate.nextEvent(); event != nil; event = p.gate.nextEvent() {
 			if err := p.limiter.Wait(ctx); err != nil {
-				// Put back what is left, for the drain at shutdown.
-				p.mu.Lock()
-				p.queue = append(events[i:], p.queue...)
-				p.mu.Unlock()
-				return
+				event() // taken: recorded now rather than lost
+				break
 			}
 			event()
 		}

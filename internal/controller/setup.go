@@ -140,7 +140,6 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("setting up the event pacer: %w", err)
 	}
-	gate.send = events.send
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}

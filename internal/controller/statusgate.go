@@ -40,10 +40,12 @@ const maxStatusHold = 10 * time.Second
 // before it reads anything.
 //
 // Events wait too (record): an event recorded while any status is held or
-// about to be written, or any target pending, is handed on once none is, so
-// that the API server writes the statuses of a flip before its events (an
-// event costs it about what a status patch does; docs/benchmarks.md). No
-// event waits longer than maxHold (and the poll of flushDue).
+// about to be written, or any target pending, is due once none is, so that
+// the API server writes the statuses of a flip before its events (an event
+// costs it about what a status patch does; docs/benchmarks.md). The event
+// pacer takes the due ones one at a time (nextEvent), in the order they
+// were recorded; a flip that begins meanwhile pauses them again. An event
+// that has waited maxHold is due whatever waits.
 //
 // One gate serves every kind of switch. It keeps time on the real clock, as
 // the work queue does.
@@ -66,13 +68,17 @@ type statusGate struct {
 	// about to write without a hold (the last targets of a flip among
 	// them), until it is written: events wait for them too.
 	unwritten map[gateKey]struct{}
-	// events are the recordings waiting for the statuses, in order, and
-	// eventsSince when the first of them was deferred.
-	events      []func()
-	eventsSince time.Time
-	// send hands the events let go, in order, to what records them (runAll,
-	// or an eventPacer's send); called with g.mu held, so it only queues.
-	send func([]func())
+	// events are the recordings waiting to be taken, in order.
+	events []deferredEvent
+	// due is called, without g.mu, when events may have become due (the
+	// event pacer's wake-up); nil calls nothing.
+	due func()
+}
+
+// deferredEvent is the recording of an event and when it was recorded.
+type deferredEvent struct {
+	at     time.Time
+	record func()
 }
 
 // heldStatus is when a switch's status was first held, and whether the
@@ -90,7 +96,7 @@ type gateKey struct {
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
 	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
-		held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}, releasers: map[string]func(types.NamespacedName){}, send: runAll}
+		held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}, releasers: map[string]func(types.NamespacedName){}}
 }
 
 // register sets how a held switch of kind is reconciled again.
@@ -166,61 +172,58 @@ func (g *statusGate) forget(kind string, key types.NamespacedName) {
 	g.unlockAndRun(releases)
 }
 
-// record makes the recording of an event: now when no status is held,
-// being written or to be written and no target is pending, otherwise once
-// none is (or once the first event that waits has waited maxHold), in the
-// order they were recorded.
+// record keeps the recording of an event until nextEvent takes it.
 func (g *statusGate) record(event func()) {
 	g.mu.Lock()
-	if len(g.events) == 0 {
-		g.eventsSince = g.clock.Now()
-	}
-	g.events = append(g.events, event)
+	g.events = append(g.events, deferredEvent{at: g.clock.Now(), record: event})
 	g.unlockAndRun(nil)
 }
 
-// flushDue lets go the events that have waited maxHold, whatever still
-// waits for a status: the bound holds without a call from a reconcile
-// (the event pacer calls it every second).
-func (g *statusGate) flushDue() {
+// nextEvent takes the first event that waits when it is due: no status
+// is held or unwritten and no target is pending, or it has waited maxHold.
+// It returns nil when none is.
+func (g *statusGate) nextEvent() func() {
 	g.mu.Lock()
-	g.unlockAndRun(nil)
+	defer g.mu.Unlock()
+	if !g.eventDueLocked() {
+		return nil
+	}
+	next := g.events[0]
+	g.events[0] = deferredEvent{}
+	g.events = g.events[1:]
+	return next.record
 }
 
 // takeEvents takes every event that waits, due or not (at shutdown).
 func (g *statusGate) takeEvents() []func() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	events := g.events
+	out := make([]func(), 0, len(g.events))
+	for _, e := range g.events {
+		out = append(out, e.record)
+	}
 	g.events = nil
-	return events
+	return out
 }
 
-// unlockAndRun hands the events now due to send, unlocks g.mu (held by
-// the caller) and makes the release calls.
+// unlockAndRun unlocks g.mu (held by the caller), makes the release calls,
+// and calls due when an event is due.
 func (g *statusGate) unlockAndRun(releases []func()) {
-	if events := g.dueEventsLocked(); len(events) > 0 {
-		g.send(events)
-	}
+	due := g.due != nil && g.eventDueLocked()
 	g.mu.Unlock()
 	runAll(releases)
+	if due {
+		g.due()
+	}
 }
 
-// dueEventsLocked takes the events that wait when they are to be sent:
-// no status is held or unwritten and no target pending any more, or the
-// first has waited maxHold.
-func (g *statusGate) dueEventsLocked() []func() {
+// eventDueLocked reports whether the first event that waits is due.
+func (g *statusGate) eventDueLocked() bool {
 	if len(g.events) == 0 {
-		return nil
+		return false
 	}
-	if len(g.pending) > 0 || len(g.held) > 0 || len(g.unwritten) > 0 {
-		if g.clock.Since(g.eventsSince) < g.maxHold {
-			return nil
-		}
-	}
-	events := g.events
-	g.events = nil
-	return events
+	busy := len(g.pending) > 0 || len(g.held) > 0 || len(g.unwritten) > 0
+	return !busy || g.clock.Since(g.events[0].at) >= g.maxHold
 }
 
 // openLocked marks every held switch not yet released as released when

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -250,10 +251,15 @@ func (g *gateUnderTest) recordEvent(sent *[]string, name string) {
 	g.record(func() { *sent = append(*sent, name) })
 }
 
-func mustHaveSent(t *testing.T, sent []string, want ...string) {
-	t.Helper()
-	if !slices.Equal(sent, want) {
-		t.Fatalf("events sent %q, want %q", sent, want)
+// mustHaveSent records every event now due, as the event pacer would, and
+// checks the events sent so far.
+func (g *gateUnderTest) mustHaveSent(sent *[]string, want ...string) {
+	g.t.Helper()
+	for event := g.nextEvent(); event != nil; event = g.nextEvent() {
+		event()
+	}
+	if !slices.Equal(*sent, want) {
+		g.t.Fatalf("events sent %q, want %q", *sent, want)
 	}
 }
 
@@ -261,7 +267,7 @@ func TestStatusGateSendsEventsAfterTheStatusesOfAFlip(t *testing.T) {
 	g := newGateUnderTest(t)
 	var sent []string
 	g.recordEvent(&sent, "quiet") // nothing under way: sent at once
-	mustHaveSent(t, sent, "quiet")
+	g.mustHaveSent(&sent, "quiet")
 
 	g.expectAll(ingressKind, "a", "b")
 	g.mustHold(ingressKind, "a", 10*time.Second)
@@ -269,17 +275,17 @@ func TestStatusGateSendsEventsAfterTheStatusesOfAFlip(t *testing.T) {
 	g.sync(ingressKind, "a")
 	g.mustHold(ingressKind, "b", 10*time.Second)
 	g.sync(ingressKind, "b") // the last target: a and b are released
-	mustHaveSent(t, sent, "quiet")
+	g.mustHaveSent(&sent, "quiet")
 
 	// The statuses are written in turn; the events wait for the last.
 	g.mustPass(ingressKind, "a", true)
 	g.recordEvent(&sent, "a switched")
 	g.written(ingressKind, key("a"))
-	mustHaveSent(t, sent, "quiet")
+	g.mustHaveSent(&sent, "quiet")
 	g.mustPass(ingressKind, "b", true)
 	g.recordEvent(&sent, "b switched")
 	g.written(ingressKind, key("b"))
-	mustHaveSent(t, sent, "quiet", "during the targets", "a switched", "b switched")
+	g.mustHaveSent(&sent, "quiet", "during the targets", "a switched", "b switched")
 }
 
 func TestStatusGateSendsEventsOfAStatusThatNeedsNoWriteOrIsGone(t *testing.T) {
@@ -291,9 +297,9 @@ func TestStatusGateSendsEventsOfAStatusThatNeedsNoWriteOrIsGone(t *testing.T) {
 	g.sync(ingressKind, "x")
 	g.recordEvent(&sent, "x switched")
 	g.forget(ingressKind, key("gone"))
-	mustHaveSent(t, sent)
+	g.mustHaveSent(&sent)
 	g.mustPass(ingressKind, "a", false) // nothing to write after all
-	mustHaveSent(t, sent, "x switched")
+	g.mustHaveSent(&sent, "x switched")
 }
 
 func TestStatusGateHoldsNoEventLongerThanMaxHold(t *testing.T) {
@@ -303,14 +309,15 @@ func TestStatusGateHoldsNoEventLongerThanMaxHold(t *testing.T) {
 	g.recordEvent(&sent, "first")
 	g.clock.Step(9 * time.Second)
 	g.recordEvent(&sent, "second")
-	mustHaveSent(t, sent)
+	g.mustHaveSent(&sent)
 	g.clock.Step(time.Second)
-	// The target is still pending, but the first event has waited 10s:
-	// the next call to the gate sends both.
-	g.mustPass(ingressKind, "a", true)
-	mustHaveSent(t, sent, "first", "second")
-	g.recordEvent(&sent, "third") // waits for its own 10s
-	mustHaveSent(t, sent, "first", "second")
+	// The target is still pending, but the first event has waited 10s.
+	g.mustHaveSent(&sent, "first")
+	g.recordEvent(&sent, "third")
+	g.clock.Step(9 * time.Second)
+	g.mustHaveSent(&sent, "first", "second")
+	g.clock.Step(time.Second)
+	g.mustHaveSent(&sent, "first", "second", "third")
 }
 
 func TestStatusGateSendsEventsAfterTheLastTargetsStatus(t *testing.T) {
@@ -327,11 +334,11 @@ func TestStatusGateSendsEventsAfterTheLastTargetsStatus(t *testing.T) {
 	g.mustPass(ingressKind, "a", true)
 	g.recordEvent(&sent, "a switched")
 	g.written(ingressKind, key("a"))
-	mustHaveSent(t, sent)
+	g.mustHaveSent(&sent)
 	g.mustPass(ingressKind, "b", true)
 	g.recordEvent(&sent, "b switched")
 	g.written(ingressKind, key("b"))
-	mustHaveSent(t, sent, "a switched", "b switched")
+	g.mustHaveSent(&sent, "a switched", "b switched")
 }
 
 func TestStatusGateFlushesEventsThatWaitedMaxHoldWithoutAReconcile(t *testing.T) {
@@ -340,17 +347,14 @@ func TestStatusGateFlushesEventsThatWaitedMaxHoldWithoutAReconcile(t *testing.T)
 	g.mustPass(ingressKind, "failing", true) // its status write fails, again and again
 	g.recordEvent(&sent, "e")
 	g.clock.Step(9 * time.Second)
-	g.flushDue()
-	mustHaveSent(t, sent)
-	g.clock.Step(time.Second)
-	g.flushDue() // the event pacer's poll
-	mustHaveSent(t, sent, "e")
+	g.mustHaveSent(&sent)
+	g.clock.Step(time.Second) // the event pacer's poll finds it due
+	g.mustHaveSent(&sent, "e")
 }
 
 func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 	gate := newStatusGate(clock.RealClock{}, time.Minute)
 	p := newEventPacer(gate)
-	gate.send = p.send
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -368,9 +372,9 @@ func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	// Half before the pacer starts, half through the gate after.
+	// Half before the pacer starts, half after.
 	for i := range n / 2 {
-		p.send([]func(){record(i)})
+		gate.record(record(i))
 	}
 	go func() { _ = p.Start(ctx) }()
 	for i := n / 2; i < n; i++ {
@@ -391,10 +395,26 @@ func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 	}
 }
 
+func TestEventPacerWaitsForAFlipsStatuses(t *testing.T) {
+	gate := newStatusGate(clock.RealClock{}, time.Minute)
+	p := newEventPacer(gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = p.Start(ctx) }()
+	var sent atomic.Int32
+	gate.expect(ingressKind, key("a")) // a flip under way
+	gate.record(func() { sent.Add(1) })
+	time.Sleep(100 * time.Millisecond)
+	if sent.Load() != 0 {
+		t.Fatal("an event was recorded while a target of the flip was pending")
+	}
+	gate.done(ingressKind, key("a"), gate.ticket())
+	NewWithT(t).Eventually(sent.Load, 2*time.Second, 10*time.Millisecond).Should(Equal(int32(1)))
+}
+
 func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
 	gate := newStatusGate(clock.RealClock{}, time.Minute)
 	p := newEventPacer(gate)
-	gate.send = p.send
 	gate.expect(ingressKind, key("a")) // a flip under way: events wait
 	var sent atomic.Int32
 	gate.record(func() { sent.Add(1) })
