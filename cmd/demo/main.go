@@ -274,7 +274,7 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
 		return err
 	}
-	say("Every Switched event was sent after the statuses of its flip: the statuses, which wait reads, go first.")
+	say("The Switched events were sent after the statuses of their flip: the statuses, which wait reads, go first.")
 	if err := k.show("get", "-n", namespace, "events", "--field-selector", "reason=Switched", "--sort-by=.metadata.creationTimestamp"); err != nil {
 		return err
 	}
