@@ -11,11 +11,11 @@ import (
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
@@ -110,24 +110,24 @@ func revision(t *testing.T, resourceVersion string) uint64 {
 }
 
 // settledCount counts the DynamicIngresses of ns whose status shows the
-// mode as `kubectl dynamic wait` requires it: Active for the mode, Ready
-// True, both at the current generation.
+// mode as `kubectl dynamic wait` requires it.
 func settledCount(t *testing.T, ns string, active bool) func() int {
-	want := metav1.ConditionFalse
-	if active {
-		want = metav1.ConditionTrue
-	}
+	return countSwitches(t, ns, func(di *v1beta1.DynamicIngress) bool {
+		shows, _, _ := plugin.StatusShows(di, active)
+		return shows
+	})
+}
+
+// countSwitches counts the DynamicIngresses of ns that match.
+func countSwitches(t *testing.T, ns string, match func(*v1beta1.DynamicIngress) bool) func() int {
 	return func() int {
 		dis := &v1beta1.DynamicIngressList{}
 		if err := k8s.List(ctx, dis, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		count := 0
-		for _, di := range dis.Items {
-			a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
-			r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
-			if a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
-				a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation {
+		for i := range dis.Items {
+			if match(&dis.Items[i]) {
 				count++
 			}
 		}
@@ -144,21 +144,9 @@ func activeCount(t *testing.T, ns string) func() int {
 }
 
 func trueCount(t *testing.T, ns, condType string) func() int {
-	return func() int {
-		dis := &v1beta1.DynamicIngressList{}
-		if err := k8s.List(ctx, dis, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		count := 0
-		for _, di := range dis.Items {
-			for _, c := range di.Status.Conditions {
-				if c.Type == condType && c.Status == "True" {
-					count++
-				}
-			}
-		}
-		return count
-	}
+	return countSwitches(t, ns, func(di *v1beta1.DynamicIngress) bool {
+		return meta.IsStatusConditionTrue(di.Status.Conditions, condType)
+	})
 }
 
 // TestFlipReconcilesEachSwitchTwice flips 60 DynamicIngresses there and

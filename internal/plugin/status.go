@@ -134,7 +134,7 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState) (SwitchReport, 
 	key := target.Key(sw)
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
 		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
-	out.Synced, out.Reason, out.Message = statusShows(sw, active)
+	out.Synced, out.Reason, out.Message = StatusShows(sw, active)
 	if ref := sw.SwitchSpec().State; ref.IsCluster() {
 		out.Namespace = sw.GetNamespace()
 	}
@@ -180,10 +180,10 @@ func InShape(kind target.Kind, sw target.Switch, active bool, live client.Object
 	return target.UpToDate(kind, live, desired)
 }
 
-// statusShows says whether the switch's status shows the mode: Active for
-// it and Ready True, both for the switch's current generation; otherwise
-// the reason and message of what it shows.
-func statusShows(sw target.Switch, active bool) (bool, string, string) {
+// StatusShows says whether the switch's status shows the mode, as `wait`
+// requires it: Active for it and Ready True, both for the switch's current
+// generation; otherwise the reason and message of what it shows.
+func StatusShows(sw target.Switch, active bool) (bool, string, string) {
 	conds := sw.SwitchStatus().Conditions
 	act := meta.FindStatusCondition(conds, v1beta1.ConditionActive)
 	ready := meta.FindStatusCondition(conds, v1beta1.ConditionReady)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
 )
 
 // lister lists a namespace's objects of one kind and watches them from a
@@ -322,20 +323,13 @@ func ingressShape(active bool) func(runtime.Object) (string, bool) {
 // `kubectl dynamic wait` requires it (docs/kubectl-dynamic.md): Active for
 // the mode and Ready True, both at the switch's current generation.
 func diSettled(active bool) func(runtime.Object) (string, bool) {
-	want := metav1.ConditionFalse
-	if active {
-		want = metav1.ConditionTrue
-	}
 	return func(o runtime.Object) (string, bool) {
 		di, ok := o.(*v1beta1.DynamicIngress)
 		if !ok {
 			return "", false
 		}
-		a := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionActive)
-		r := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionReady)
-		return di.Name, a != nil && r != nil && a.Status == want && r.Status == metav1.ConditionTrue &&
-			di.Status.ObservedGeneration == di.Generation &&
-			a.ObservedGeneration == di.Generation && r.ObservedGeneration == di.Generation
+		shows, _, _ := plugin.StatusShows(di, active)
+		return di.Name, shows
 	}
 }
 
