@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
@@ -121,18 +123,23 @@ func TestEvaluationsWaitForASlot(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := NewProber(Guard{}, 10240)
+	var held []*fairshare.Turn
 	for range MaxConcurrentEvaluations {
-		p.evaluations <- struct{}{}
+		turn, err := p.turns.Acquire(context.Background(), "other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, turn)
 	}
-	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v"})
-	want := fmt.Sprintf("GET %s: timed out waiting for one of the manager's %d bodyExpression evaluations", srv.URL, MaxConcurrentEvaluations)
+	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "shop"})
+	want := fmt.Sprintf("GET %s: timed out waiting for its turn at the manager's %d expression evaluations (shared in turn between namespaces, each namespace held to 25%% of a core)", srv.URL, MaxConcurrentEvaluations)
 	if e.Reason != ReasonTimeout || e.Message != want {
 		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, want)
 	}
 	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second}); err != nil || got.Body != `{"v":1}` {
 		t.Errorf("a probe without a body expression: %+v, %v", got, err)
 	}
-	<-p.evaluations
+	held[0].Done()
 	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second, BodyExpression: "response.json.v"}); err != nil || got.Body != "1" {
 		t.Errorf("with a slot free: %+v, %v; want body 1", got, err)
 	}
@@ -145,20 +152,20 @@ func TestEvaluationsWaitForASlot(t *testing.T) {
 func TestAnswersTakeMemoryFromABudget(t *testing.T) {
 	srv := bigAnswerServer(t)
 	p := NewProber(Guard{}, 10240)
-	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) {
+	if !p.answers.namespaces.TryAcquire(NamespaceAnswerPool) {
 		t.Fatal("the budget is not free at start")
 	}
 	e := probeError(t, p, Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "shop"})
 	if e.Reason != ReasonTimeout || e.Message != noAnswerMemory(srv.URL) {
 		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, noAnswerMemory(srv.URL))
 	}
-	p.answers.all.Release(MaxAnswerBytesHeld)
+	p.answers.namespaces.Release(NamespaceAnswerPool)
 	for _, path := range []string{"/", "/chunked"} {
 		if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL + path, Timeout: time.Second, BodyExpression: "response.json.v", Tenant: "shop"}); err != nil || got.Body != "1" {
 			t.Errorf("%s with room: %+v, %v; want body 1", path, got, err)
 		}
 	}
-	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) {
+	if !p.answers.namespaces.TryAcquire(NamespaceAnswerPool) {
 		t.Error("the budget is not whole again after the probes")
 	}
 	if n := len(p.answers.tenants); n != 0 {
@@ -183,7 +190,7 @@ func TestOneTenantHoldsAShareOfTheAnswers(t *testing.T) {
 		t.Errorf("another namespace: %+v, %v; want body 1", got, err)
 	}
 	slow.release()
-	if !p.answers.all.TryAcquire(MaxAnswerBytesHeld) || len(p.answers.tenants) != 0 {
+	if !p.answers.namespaces.TryAcquire(NamespaceAnswerPool) || len(p.answers.tenants) != 0 {
 		t.Errorf("after the leases: the budget is not whole, or %d tenants' shares are kept", len(p.answers.tenants))
 	}
 }
@@ -205,5 +212,86 @@ func bigAnswerServer(t *testing.T) *httptest.Server {
 // noAnswerMemory is the failure of a probe of url that found no room for
 // its answer.
 func noAnswerMemory(url string) string {
-	return "GET " + url + ": timed out waiting for memory to read the answer (the manager holds at most 8 MiB of answers for one namespace's bodyExpressions at once, 32 MiB for all)"
+	return "GET " + url + ": timed out waiting for memory to read the answer (the manager holds at most 3 MiB of answers for one namespace's bodyExpressions at once, 24 MiB for all namespaces)"
+}
+
+// TestStallingAnswersOfFiveNamespaces: five namespaces, each with eight
+// states whose endpoint announces 1 MiB and stalls (after nothing, or
+// after most of it), hold no more than their shares: a sixth namespace's
+// probe and a cluster state's read their answers meanwhile.
+func TestStallingAnswersOfFiveNamespaces(t *testing.T) {
+	stop := make(chan struct{})
+	stalling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(1<<20))
+		w.WriteHeader(http.StatusOK)
+		if r.URL.Path == "/most" {
+			_, _ = w.Write([]byte(strings.Repeat(" ", 1<<20-1024)))
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(stalling.Close)
+	t.Cleanup(func() { close(stop) })
+	srv := bigAnswerServer(t)
+	p := NewProber(Guard{}, 10240)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for ns := range 5 {
+		for i := range 8 {
+			path := []string{"/", "/most"}[i%2]
+			go func() {
+				_, _ = p.Probe(ctx, Request{Method: "GET", URL: stalling.URL + path, Timeout: 30 * time.Second,
+					BodyExpression: "response.json.v", Tenant: fmt.Sprintf("noisy-%d", ns)})
+			}()
+		}
+	}
+	// Every stalling answer has begun and holds what it read.
+	time.Sleep(time.Second)
+	for _, tenant := range []string{"victim", ""} {
+		got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: 2 * time.Second, BodyExpression: "response.json.v", Tenant: tenant})
+		if err != nil || got.Body != "1" {
+			t.Errorf("tenant %q beside five stalling namespaces: %+v, %v; want body 1", tenant, got, err)
+		}
+	}
+}
+
+// TestSlowExpressionsOfOneNamespace: twenty states of one namespace
+// probing small answers through an expression that runs for its whole
+// time budget do not make another namespace's probe wait for its turn
+// past its timeout.
+func TestSlowExpressionsOfOneNamespace(t *testing.T) {
+	zeros := "[" + strings.TrimSuffix(strings.Repeat("0,", 16000), ",") + "]"
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprint(w, zeros)
+	}))
+	t.Cleanup(slow.Close)
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprint(w, `{"v":1}`)
+	}))
+	t.Cleanup(quick.Close)
+	p := NewProber(Guard{}, 10240)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var noisy sync.WaitGroup
+	defer noisy.Wait()
+	defer cancel()
+	for range 20 {
+		noisy.Go(func() {
+			for ctx.Err() == nil {
+				_, _ = p.Probe(ctx, Request{Method: "GET", URL: slow.URL, Timeout: 10 * time.Second,
+					BodyExpression: "response.json.exists(x, x == 1)", Tenant: "noisy"})
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	for i := range 5 {
+		got, err := p.Probe(context.Background(), Request{Method: "GET", URL: quick.URL, Timeout: 500 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "victim"})
+		if err != nil || got.Body != "1" {
+			t.Errorf("probe %d of the victim namespace: %+v, %v; want body 1", i+1, got, err)
+		}
+	}
 }

@@ -21,7 +21,9 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/sync/semaphore"
+	"k8s.io/utils/clock"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
 
@@ -67,13 +69,26 @@ type Request struct {
 // result is kept, within the Prober's maxBodyBytes.
 const MaxExpressionInput = 1 << 20
 
-// MaxConcurrentEvaluations is how many probes at once may decode and
-// evaluate a body with a body expression. An evaluation is CPU work of
-// bounded memory (docs/install.md sizes it); with more states than slots,
-// a probe waits for one within its own timeout, so a hundred states
-// probing large answers every second hold a few evaluations' memory, not a
-// hundred, and leave cores to the reconcilers.
+// MaxConcurrentEvaluations is how many expressions the manager evaluates
+// at once, body expressions and expected expressions together. An
+// evaluation is CPU work of bounded memory (docs/install.md sizes it);
+// with more waiting than slots, the slots go to the namespaces in turn
+// (fairshare.Turns), and a probe waits for one within its own timeout, so
+// a hundred states probing large answers every second hold a few
+// evaluations' memory, not a hundred, and leave cores to the reconcilers.
 const MaxConcurrentEvaluations = 2
+
+// NamespaceEvaluationShare is the share of one core that the expressions
+// of one namespace may take on average: a namespace whose expressions
+// took 100ms begins its next evaluation 400ms after the first began, while
+// other namespaces take their turns (docs/behaviour.md, "Fair shares").
+const NamespaceEvaluationShare = 0.25
+
+// NewEvaluationTurns returns the manager's evaluation slots, shared in
+// turn between namespaces, each held to NamespaceEvaluationShare.
+func NewEvaluationTurns() *fairshare.Turns {
+	return fairshare.New(clock.RealClock{}, MaxConcurrentEvaluations, NamespaceEvaluationShare)
+}
 
 // Response is what a probe observed: any HTTP response, whatever its status.
 type Response struct {
@@ -90,14 +105,22 @@ type Prober struct {
 	client       *http.Client
 	guard        Guard
 	maxBodyBytes int64
-	// evaluations holds a token for each body expression being evaluated.
-	evaluations chan struct{}
+	// turns are the evaluation slots, shared with expected expressions.
+	turns *fairshare.Turns
 	// answers is the memory budget of the answers body expressions read
 	// (MaxAnswerBytesHeld, MaxAnswerBytesPerTenant).
 	answers *answerBudget
 	// secrets reads the headers whose values live in Secrets; nil refuses
 	// them.
 	secrets Secrets
+}
+
+// WithEvaluationTurns makes p evaluate body expressions in turns taken
+// from t, the slots the manager's expected expressions use too. Call it
+// before the first probe.
+func (p *Prober) WithEvaluationTurns(t *fairshare.Turns) *Prober {
+	p.turns = t
+	return p
 }
 
 // WithSecrets makes p read header values from Secrets through s. Call it
@@ -167,7 +190,7 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 		},
 		guard:        guard,
 		maxBodyBytes: maxBodyBytes,
-		evaluations:  make(chan struct{}, MaxConcurrentEvaluations),
+		turns:        NewEvaluationTurns(),
 		answers:      newAnswerBudget(),
 	}
 }
@@ -183,6 +206,21 @@ func newProber(guard Guard, maxBodyBytes int64, o transportOptions) *Prober {
 // records").
 const ExpressionBytesPerSecond = 64 << 10
 
+// ExpressionTimeShare is the share of one core one state's body expression
+// may take on average: after an evaluation that took d, the state's next
+// probe waits at least d / ExpressionTimeShare. A small answer can be slow
+// to evaluate (a loop over sixteen thousand numbers takes the whole
+// EvaluationBudget), so bytes alone do not bound it: at 100ms the state is
+// probed every 5s.
+const ExpressionTimeShare = 0.02
+
+// usage is what one probe's body expression took: the answer's bytes it
+// read and the time its evaluation ran.
+type usage struct {
+	bytes      int64
+	evaluation time.Duration
+}
+
 // Probe sends one request and returns the response, whatever its status.
 // Every failure is an *Error. The timeout covers the whole probe, body
 // included.
@@ -191,9 +229,9 @@ func (p *Prober) Probe(ctx context.Context, r Request) (Response, error) {
 	return resp, err
 }
 
-// probe is Probe for a state probed every interval, and how many bytes of
-// the answer a body expression read (0 without one).
-func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (Response, int64, error) {
+// probe is Probe for a state probed every interval, and what its body
+// expression took (nothing without one).
+func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (Response, usage, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -202,18 +240,18 @@ func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (
 	f := newFailure(r)
 	r, serr := p.withSecretValues(ctx, r, f, interval)
 	if serr != nil {
-		return Response{}, 0, serr
+		return Response{}, usage{}, serr
 	}
 	f = newFailure(r) // it hides the values read too
 	var t trace
 	req, ferr := p.newRequest(httptrace.WithClientTrace(ctx, t.clientTrace()), r, f)
 	if ferr != nil {
-		return Response{}, 0, ferr
+		return Response{}, usage{}, ferr
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		t.dropOnTimeout(ctx)
-		return Response{}, 0, f.classify(ctx, t.state(), err, beforeResponse)
+		return Response{}, usage{}, f.classify(ctx, t.state(), err, beforeResponse)
 	}
 	defer func() { _ = resp.Body.Close() }()
 
@@ -223,51 +261,74 @@ func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, p.maxBodyBytes+1))
 		if err != nil {
 			t.dropOnTimeout(ctx)
-			return Response{}, 0, f.classify(ctx, t.state(), err, readingBody)
+			return Response{}, usage{}, f.classify(ctx, t.state(), err, readingBody)
 		}
 		out := Response{StatusCode: code}
 		out.Body, out.Truncated = boundText(raw, p.maxBodyBytes)
-		return out, 0, nil
+		return out, usage{}, nil
 	}
 
 	limit := max(p.maxBodyBytes, MaxExpressionInput)
 	lease := p.answers.lease(r.Tenant)
 	defer lease.release()
-	raw, err := readAnswer(ctx, lease, resp.Body, limit+1, resp.ContentLength)
+	raw, err := readAnswer(ctx, lease, resp.Body, limit+1)
+	used := usage{bytes: int64(len(raw))}
 	switch {
 	case errors.Is(err, errNoAnswerMemory):
-		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for memory to read the answer (the manager holds at most %d MiB of answers for one namespace's bodyExpressions at once, %d MiB for all)",
-			MaxAnswerBytesPerTenant>>20, MaxAnswerBytesHeld>>20)
+		return Response{}, used, f.errorf(ReasonTimeout, "%s", noAnswerMemoryMessage(r.Tenant))
 	case err != nil:
 		t.dropOnTimeout(ctx)
-		return Response{}, int64(len(raw)), f.classify(ctx, t.state(), err, readingBody)
+		return Response{}, used, f.classify(ctx, t.state(), err, readingBody)
 	}
-	select {
-	case p.evaluations <- struct{}{}:
-	case <-ctx.Done():
-		return Response{}, int64(len(raw)), f.errorf(ReasonTimeout, "timed out waiting for one of the manager's %d bodyExpression evaluations", MaxConcurrentEvaluations)
+	turn, err := p.turns.Acquire(ctx, r.Tenant)
+	if err != nil {
+		return Response{}, used, f.errorf(ReasonTimeout, "timed out waiting for its turn at the manager's %d expression evaluations (shared in turn between namespaces, each namespace held to %d%% of a core)",
+			MaxConcurrentEvaluations, int(NamespaceEvaluationShare*100))
 	}
-	defer func() { <-p.evaluations }()
+	began := time.Now()
 	out, err := p.recordBody(r.BodyExpression, code, raw, limit, f)
-	return out, int64(len(raw)), err
+	used.evaluation = time.Since(began)
+	turn.Done()
+	return out, used, err
+}
+
+// noAnswerMemoryMessage says that a probe of tenant ("" for a cluster
+// state) found no room for its answer in time.
+func noAnswerMemoryMessage(tenant string) string {
+	if tenant == "" {
+		return fmt.Sprintf("timed out waiting for memory to read the answer (cluster states' bodyExpressions hold at most %d MiB of answers at once)", ClusterAnswerReserve>>20)
+	}
+	return fmt.Sprintf("timed out waiting for memory to read the answer (the manager holds at most %d MiB of answers for one namespace's bodyExpressions at once, %d MiB for all namespaces)",
+		MaxAnswerBytesPerTenant>>20, NamespaceAnswerPool>>20)
 }
 
 // MaxAnswerBytesHeld bounds the memory of the answers that body expressions
 // read, whatever the number of states: an answer's buffer takes its bytes
-// from this budget as it grows, and gives them back once the expression
-// has been evaluated. A probe that cannot get them within its timeout
-// fails (reason timeout). Answers of a few KiB take a few KiB of it; 32
-// answers of 1 MiB can be held at once.
+// from this budget as they arrive (never from an announced Content-Length,
+// which a stalling endpoint need not honour), and gives them back once the
+// expression has been evaluated. A probe that cannot get them within its
+// timeout fails (reason timeout). Answers of a few KiB take a few KiB of
+// it.
 const MaxAnswerBytesHeld = 32 << 20
 
-// MaxAnswerBytesPerTenant is the share of MaxAnswerBytesHeld that the
-// states of one tenant (a namespace) may hold at once, so that one
-// namespace whose states read large answers slowly cannot hold the whole
-// budget and make every other namespace's body expressions wait.
-const MaxAnswerBytesPerTenant = MaxAnswerBytesHeld / 4
+// ClusterAnswerReserve is the part of MaxAnswerBytesHeld that only cluster
+// states' probes take: the platform's kill switch reads its answer
+// whatever the namespaces' states hold.
+const ClusterAnswerReserve = 8 << 20
 
-// answerChunk is the first share of the budget an answer of unknown length
-// takes.
+// NamespaceAnswerPool is the part of MaxAnswerBytesHeld that the states of
+// every namespace share.
+const NamespaceAnswerPool = MaxAnswerBytesHeld - ClusterAnswerReserve
+
+// MaxAnswerBytesPerTenant is the share of NamespaceAnswerPool that the
+// states of one namespace may hold at once: an eighth, room for two
+// answers of 1 MiB, so that it takes more than seven namespaces whose
+// states read large answers slowly, each holding its whole share, to make
+// another namespace's body expressions wait (docs/behaviour.md, "Fair
+// shares").
+const MaxAnswerBytesPerTenant = NamespaceAnswerPool / 8
+
+// answerChunk is the first share of the budget an answer takes.
 const answerChunk = 32 << 10
 
 // errNoAnswerMemory is readAnswer's error when the budget had no room
@@ -275,11 +336,13 @@ const answerChunk = 32 << 10
 var errNoAnswerMemory = errors.New("no memory in the answers' budget")
 
 // answerBudget is the memory of the answers body expressions read: at most
-// MaxAnswerBytesHeld in all, MaxAnswerBytesPerTenant per tenant. A
-// tenant's share exists while one of its probes holds or waits for
+// NamespaceAnswerPool for all namespaces, MaxAnswerBytesPerTenant for
+// each, and ClusterAnswerReserve for cluster states (tenant ""). A
+// namespace's share exists while one of its probes holds or waits for
 // memory. Safe for concurrent use.
 type answerBudget struct {
-	all *semaphore.Weighted
+	namespaces *semaphore.Weighted
+	cluster    *semaphore.Weighted
 
 	mu      sync.Mutex
 	tenants map[string]*tenantShare
@@ -293,12 +356,16 @@ type tenantShare struct {
 }
 
 func newAnswerBudget() *answerBudget {
-	return &answerBudget{all: semaphore.NewWeighted(MaxAnswerBytesHeld), tenants: map[string]*tenantShare{}}
+	return &answerBudget{namespaces: semaphore.NewWeighted(NamespaceAnswerPool), cluster: semaphore.NewWeighted(ClusterAnswerReserve),
+		tenants: map[string]*tenantShare{}}
 }
 
-// lease opens a lease on the budget for one answer of tenant; release it
-// once the answer is no longer needed.
+// lease opens a lease on the budget for one answer of tenant ("" for a
+// cluster state); release it once the answer is no longer needed.
 func (b *answerBudget) lease(tenant string) *answerLease {
+	if tenant == "" {
+		return &answerLease{budget: b, pool: b.cluster}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	share := b.tenants[tenant]
@@ -307,26 +374,33 @@ func (b *answerBudget) lease(tenant string) *answerLease {
 		b.tenants[tenant] = share
 	}
 	share.leases++
-	return &answerLease{budget: b, tenant: tenant, share: share}
+	return &answerLease{budget: b, tenant: tenant, share: share, pool: b.namespaces}
 }
 
 // answerLease is the memory one answer holds: the same bytes from its
-// tenant's share and from the whole budget.
+// namespace's share and from the namespaces' pool, or from the cluster
+// states' reserve.
 type answerLease struct {
 	budget *answerBudget
 	tenant string
-	share  *tenantShare
-	held   int64
+	// share is nil for a cluster state's answer.
+	share *tenantShare
+	pool  *semaphore.Weighted
+	held  int64
 }
 
-// grow takes n more bytes from the tenant's share and from the whole
-// budget, waiting within ctx, or takes none.
+// grow takes n more bytes from the tenant's share and from its pool,
+// waiting within ctx, or takes none.
 func (l *answerLease) grow(ctx context.Context, n int64) error {
-	if err := l.share.sem.Acquire(ctx, n); err != nil {
-		return errNoAnswerMemory
+	if l.share != nil {
+		if err := l.share.sem.Acquire(ctx, n); err != nil {
+			return errNoAnswerMemory
+		}
 	}
-	if err := l.budget.all.Acquire(ctx, n); err != nil {
-		l.share.sem.Release(n)
+	if err := l.pool.Acquire(ctx, n); err != nil {
+		if l.share != nil {
+			l.share.sem.Release(n)
+		}
 		return errNoAnswerMemory
 	}
 	l.held += n
@@ -336,7 +410,11 @@ func (l *answerLease) grow(ctx context.Context, n int64) error {
 // release gives back what the lease holds, and forgets the tenant's share
 // when no lease uses it any more.
 func (l *answerLease) release() {
-	l.budget.all.Release(l.held)
+	l.pool.Release(l.held)
+	if l.share == nil {
+		l.held = 0
+		return
+	}
 	l.share.sem.Release(l.held)
 	l.held = 0
 	l.budget.mu.Lock()
@@ -348,15 +426,12 @@ func (l *answerLease) release() {
 }
 
 // readAnswer reads at most n bytes of body for a body expression, taking
-// every byte of its buffer from lease before it grows the buffer (a known
-// length sizes it at once). It returns what it read; the lease holds the
-// memory until it is released, also when reading fails.
-func readAnswer(ctx context.Context, lease *answerLease, body io.Reader, n, contentLength int64) ([]byte, error) {
-	size := int64(answerChunk)
-	if contentLength >= 0 {
-		size = contentLength + 1 // the extra byte shows a body longer than announced
-	}
-	size = min(size, n)
+// the bytes of its buffer from lease as they arrive: the buffer starts at
+// answerChunk and doubles only when it is full and more is to be read,
+// whatever length the answer announced. It returns what it read; the lease
+// holds the memory until it is released, also when reading fails.
+func readAnswer(ctx context.Context, lease *answerLease, body io.Reader, n int64) ([]byte, error) {
+	size := min(int64(answerChunk), n)
 	if err := lease.grow(ctx, size); err != nil {
 		return nil, err
 	}

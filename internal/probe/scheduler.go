@@ -108,14 +108,17 @@ func startJitter(interval time.Duration) time.Duration {
 }
 
 // pacedPause is how long a state waits, from the start of a probe whose
-// body expression read n bytes, before its next probe: 0 (the next tick)
-// when the answer is small, n / ExpressionBytesPerSecond and a random part
-// from spread when that is longer than the interval, so that the state
-// reads at most ExpressionBytesPerSecond on average (Prober.probe) and
-// paced states do not probe in step. The scheduler then skips ticks until
-// the pause is over.
-func pacedPause(n int64, interval time.Duration, spread func(time.Duration) time.Duration) time.Duration {
-	pause := time.Duration(n) * time.Second / ExpressionBytesPerSecond
+// body expression read n bytes and evaluated for u.evaluation, before its
+// next probe: 0 (the next tick) when the answer is small and quick,
+// otherwise the longer of n / ExpressionBytesPerSecond and evaluation /
+// ExpressionTimeShare, and a random part from spread, when that is longer
+// than the interval, so that the state reads at most
+// ExpressionBytesPerSecond and evaluates at most ExpressionTimeShare of a
+// core on average (Prober.probe), and paced states do not probe in step.
+// The scheduler then skips ticks until the pause is over.
+func pacedPause(u usage, interval time.Duration, spread func(time.Duration) time.Duration) time.Duration {
+	pause := max(time.Duration(u.bytes)*time.Second/ExpressionBytesPerSecond,
+		time.Duration(float64(u.evaluation)/ExpressionTimeShare))
 	if pause <= interval {
 		return 0
 	}
@@ -236,7 +239,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 	t := tally{current: w.current}
 	for {
 		began := s.clock.Now()
-		resp, read, err := s.prober.probe(ctx, w.spec.Request, w.spec.Interval)
+		resp, used, err := s.prober.probe(ctx, w.spec.Request, w.spec.Interval)
 		if ctx.Err() != nil {
 			return
 		}
@@ -253,7 +256,7 @@ func (s *Scheduler) run(ctx context.Context, key string, w *worker) {
 		if changed {
 			s.notify(key)
 		}
-		pause := pacedPause(read, w.spec.Interval, s.spread)
+		pause := pacedPause(used, w.spec.Interval, s.spread)
 		for {
 			select {
 			case <-ctx.Done():

@@ -544,19 +544,23 @@ func TestPacedPause(t *testing.T) {
 	half := func(d time.Duration) time.Duration { return d / 2 }
 	for _, tt := range []struct {
 		name     string
-		n        int64
+		used     usage
 		interval time.Duration
 		want     time.Duration
 	}{
-		{"no expression read nothing", 0, time.Second, 0},
-		{"an answer read within the interval", 10 << 10, time.Second, 0},
-		{"64 KiB in a second", ExpressionBytesPerSecond, time.Second, 0},
-		{"256 KiB at 1s: 4s and the random part", 4 * ExpressionBytesPerSecond, time.Second, 6 * time.Second},
-		{"1 MiB at 1s: 16s and the random part", 1 << 20, time.Second, 24 * time.Second},
-		{"1 MiB at 30s: the interval is longer", 1 << 20, 30 * time.Second, 0},
+		{"no expression read nothing", usage{}, time.Second, 0},
+		{"an answer read within the interval", usage{bytes: 10 << 10}, time.Second, 0},
+		{"64 KiB in a second", usage{bytes: ExpressionBytesPerSecond}, time.Second, 0},
+		{"256 KiB at 1s: 4s and the random part", usage{bytes: 4 * ExpressionBytesPerSecond}, time.Second, 6 * time.Second},
+		{"1 MiB at 1s: 16s and the random part", usage{bytes: 1 << 20}, time.Second, 24 * time.Second},
+		{"1 MiB at 30s: the interval is longer", usage{bytes: 1 << 20}, 30 * time.Second, 0},
+		{"a quick evaluation of a small answer", usage{bytes: 1 << 10, evaluation: time.Millisecond}, time.Second, 0},
+		{"a small answer evaluated for 100ms: 5s and the random part", usage{bytes: 32 << 10, evaluation: 100 * time.Millisecond}, time.Second, 7500 * time.Millisecond},
+		{"the longer of bytes and time", usage{bytes: 1 << 20, evaluation: 100 * time.Millisecond}, time.Second, 24 * time.Second},
+		{"100ms of evaluation at 10s: the interval is longer", usage{evaluation: 100 * time.Millisecond}, 10 * time.Second, 0},
 	} {
-		if got := pacedPause(tt.n, tt.interval, half); got != tt.want {
-			t.Errorf("%s: pacedPause(%d, %s) = %s, want %s", tt.name, tt.n, tt.interval, got, tt.want)
+		if got := pacedPause(tt.used, tt.interval, half); got != tt.want {
+			t.Errorf("%s: pacedPause(%+v, %s) = %s, want %s", tt.name, tt.used, tt.interval, got, tt.want)
 		}
 	}
 }
