@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -254,3 +255,42 @@ func TestSelected(t *testing.T) {
 }
 
 var targetKind = target.Ingress{}
+
+// TestActiveKnown: with the verdicts of expected expressions taken from
+// what is known, a decision that needs an unknown verdict is pending; one
+// decided before the expression (the status code differs) is not; a known
+// verdict decides as an evaluation would.
+func TestActiveKnown(t *testing.T) {
+	const expr = `response.json.enabled == true`
+	sw := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec: v1beta1.DynamicIngressSpec{State: "flag", Expected: v1beta1.ExpectedResponse{StatusCode: "200", Expression: expr}}}
+	state := func(code string) *v1beta1.DynamicIngressState {
+		return &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Name: "flag"}, Status: v1beta1.DynamicIngressStateStatus{StatusCode: code, Body: `{"enabled":true}`}}
+	}
+	unknown := func(string, match.Response) (string, bool) { return "", false }
+	holds := func(string, match.Response) (string, bool) { return "", true }
+	fails := func(string, match.Response) (string, bool) { return "expression evaluated to false", true }
+	for _, tt := range []struct {
+		name        string
+		state       *v1beta1.DynamicIngressState
+		known       match.KnownVerdicts
+		wantPending bool
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+	}{
+		{"verdict unknown", state("200"), unknown, true, "", ""},
+		{"decided by the status code first", state("503"), unknown, false, metav1.ConditionFalse, v1beta1.ReasonNotMatched},
+		{"no response", state(""), unknown, false, metav1.ConditionFalse, v1beta1.ReasonNoResponse},
+		{"known to hold", state("200"), holds, false, metav1.ConditionTrue, v1beta1.ReasonMatched},
+		{"known to fail", state("200"), fails, false, metav1.ConditionFalse, v1beta1.ReasonNotMatched},
+	} {
+		got, pending := ActiveKnown(sw, tt.state, nil, tt.known)
+		if pending != tt.wantPending {
+			t.Errorf("%s: pending = %v, want %v", tt.name, pending, tt.wantPending)
+			continue
+		}
+		if !pending && (got.Status != tt.wantStatus || got.Reason != tt.wantReason) {
+			t.Errorf("%s: %s/%s, want %s/%s (%s)", tt.name, got.Status, got.Reason, tt.wantStatus, tt.wantReason, got.Message)
+		}
+	}
+}

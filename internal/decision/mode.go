@@ -25,8 +25,23 @@ import (
 // says which mode follows. state is nil when it does not exist. current is
 // the mode the target is in now, nil when unknown (see retainedMode).
 func Active(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
-	return overridden(sw, followState(sw, state, current))
+	return overridden(sw, followState(sw, state, current, nil))
 }
+
+// ActiveKnown is Active with expected expressions' verdicts taken from
+// known (match.EvaluateKnown): pending is true, and the condition
+// meaningless, when the verdict the decision needs is not known yet.
+func ActiveKnown(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool, known match.KnownVerdicts) (cond metav1.Condition, pending bool) {
+	cond = followState(sw, state, current, known)
+	if cond.Reason == reasonPending {
+		return cond, true
+	}
+	return overridden(sw, cond), false
+}
+
+// reasonPending marks, inside this package only, a decision that waits
+// for an expression's verdict.
+const reasonPending = "VerdictPending"
 
 // ActiveUnfollowed is the Active condition of a switch that has no state
 // to follow (why): the mode its failurePolicy selects, current as in
@@ -46,6 +61,14 @@ func unfollowed(sw target.Switch, why Unfollowed, current *bool) metav1.Conditio
 // NotFound is why a switch whose state does not exist follows none.
 func NotFound(ref v1beta1.StateReference) Unfollowed {
 	return Unfollowed{Reason: v1beta1.ReasonStateNotFound, Message: ref.String() + " not found"}
+}
+
+// NamespaceNotKnown is why a switch in namespace does not follow the cluster
+// state name while the manager does not know the namespace's labels yet:
+// no grant admits a namespace whose labels are not known.
+func NamespaceNotKnown(name, namespace string) Unfollowed {
+	return Unfollowed{Reason: v1beta1.ReasonStateNotAdmitted,
+		Message: fmt.Sprintf("ClusterDynamicIngressState %q does not admit namespace %q yet: the manager does not know the namespace's labels yet", name, namespace)}
 }
 
 // ClusterStatesNotWatched is why a switch that follows a cluster state
@@ -68,7 +91,7 @@ func overridden(sw target.Switch, cond metav1.Condition) metav1.Condition {
 }
 
 // followState is the Active condition the state selects.
-func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool) metav1.Condition {
+func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool, known match.KnownVerdicts) metav1.Condition {
 	spec := sw.SwitchSpec()
 	cond := metav1.Condition{Type: v1beta1.ConditionActive, Status: metav1.ConditionFalse, ObservedGeneration: sw.GetGeneration()}
 	if state == nil {
@@ -77,8 +100,10 @@ func followState(sw target.Switch, state *v1beta1.DynamicIngressState, current *
 	want := match.Expected{StatusCode: spec.Expected.StatusCode, Body: spec.Expected.Body,
 		BodyMatch: match.BodyMatch(spec.Expected.BodyMatch), Expression: spec.Expected.Expression}
 	got := match.Response{StatusCode: state.Status.StatusCode, Body: state.Status.Body}
-	result := match.Evaluate(want, got)
+	result := match.EvaluateKnown(want, got, known)
 	switch result.Outcome {
+	case match.Pending:
+		cond.Reason = reasonPending
 	case match.Matched:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = v1beta1.ReasonMatched
@@ -215,5 +240,5 @@ func Selected(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressS
 	if policyRetains(sw, state) {
 		current = liveMode(kind, sw, live, nil)
 	}
-	return followState(sw, state, current)
+	return followState(sw, state, current, nil)
 }

@@ -100,6 +100,18 @@ func evaluateExpression(expr string, got Response, body func() parsedBody) strin
 	return verdicts.get(expr, got, func() string { return runExpression(expr, got, body()) })
 }
 
+// CachedVerdict returns the shared verdict of expr on got when it has been
+// evaluated and is still kept ("" when the expression holds).
+func CachedVerdict(expr string, got Response) (string, bool) {
+	return verdicts.cached(expr, got)
+}
+
+// EvaluateVerdict returns the verdict of expr on got, evaluating it when
+// it is not kept, and keeps it for CachedVerdict.
+func EvaluateVerdict(expr string, got Response) string {
+	return evaluateExpression(expr, got, func() parsedBody { return parseBody(got.Body) })
+}
+
 // runExpression evaluates an expression against a response, within
 // EvaluationBudget.
 func runExpression(expr string, got Response, body parsedBody) string {
@@ -181,12 +193,26 @@ func newVerdictCache(size int) *verdictCache {
 	return &verdictCache{entries: lru.New(size)}
 }
 
-// get returns the verdict of expr on got, calling evaluate when there is
-// none yet. The key holds a digest of the body, not the body: a state's
-// body can be 64 KiB.
-func (c *verdictCache) get(expr string, got Response, evaluate func() string) string {
+// VerdictKey names the verdict of expr on got: it holds a digest of the
+// body, not the body, which can be 64 KiB.
+func VerdictKey(expr string, got Response) string {
 	digest := sha256.Sum256([]byte(got.Body))
-	key := expr + "\x00" + got.StatusCode + "\x00" + string(digest[:])
+	return expr + "\x00" + got.StatusCode + "\x00" + string(digest[:])
+}
+
+// cached returns the verdict of expr on got when it is kept.
+func (c *verdictCache) cached(expr string, got Response) (string, bool) {
+	v, ok := c.entries.Get(VerdictKey(expr, got))
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// get returns the verdict of expr on got, calling evaluate when there is
+// none yet.
+func (c *verdictCache) get(expr string, got Response, evaluate func() string) string {
+	key := VerdictKey(expr, got)
 	if v, ok := c.entries.Get(key); ok {
 		return v.(string)
 	}

@@ -51,7 +51,15 @@ const (
 	NotMatched
 	// Matched means every expected field matches the response.
 	Matched
+	// Pending means the expression's verdict is not known yet
+	// (EvaluateKnown): it is being evaluated elsewhere.
+	Pending
 )
+
+// KnownVerdicts returns the verdict of an expression on a response when it
+// is known ("" when the expression holds, else why not), or false when it
+// is not known yet (EvaluateKnown).
+type KnownVerdicts func(expr string, got Response) (string, bool)
 
 // Result is an Outcome and, when NotMatched, why: a sentence for a
 // condition message, the same for the same input so that a condition does
@@ -66,6 +74,15 @@ type Result struct {
 // Detail; later ones are not evaluated, which spares running an expression
 // whose answer cannot change the outcome.
 func Evaluate(want Expected, got Response) Result {
+	return EvaluateKnown(want, got, nil)
+}
+
+// EvaluateKnown is Evaluate with the expression's verdict taken from known,
+// which evaluates nothing: when known does not have it, the outcome is
+// Pending. A nil known evaluates the expression here, as Evaluate does.
+// The manager's switch workers use it so that they never wait for an
+// evaluation (docs/behaviour.md, "Fair shares").
+func EvaluateKnown(want Expected, got Response, known KnownVerdicts) Result {
 	if got.StatusCode == "" {
 		return Result{Outcome: NoResponse}
 	}
@@ -88,7 +105,15 @@ func Evaluate(want Expected, got Response) Result {
 		}
 	}
 	if want.Expression != "" {
-		if d := evaluateExpression(want.Expression, got, parsed); d != "" {
+		d := ""
+		if known == nil {
+			d = evaluateExpression(want.Expression, got, parsed)
+		} else if v, ok := known(want.Expression, got); ok {
+			d = v
+		} else {
+			return Result{Outcome: Pending}
+		}
+		if d != "" {
 			return notMatched(d)
 		}
 	}
