@@ -110,30 +110,42 @@ func printStatus(o *options, r plugin.Report) error {
 	}
 	p := &linePrinter{w: o.streams.Out}
 	p.printf("%s\n", line)
-	if len(r.Switches) > 0 {
-		w := printers.GetNewTabWriter(o.streams.Out)
-		t := &linePrinter{w: w}
-		t.printf("KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED\n")
-		for _, sw := range r.Switches {
-			accepted := sw.Accepted
-			if accepted == "" {
-				accepted = "-"
-			}
-			name := sw.Name
-			if sw.Namespace != "" {
-				name = sw.Namespace + "/" + sw.Name
-			}
-			t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
-		}
-		if t.err != nil {
-			return t.err
-		}
-		if err := w.Flush(); err != nil {
+	if err := printSwitches(o, r.Switches); err != nil {
+		return err
+	}
+	if len(r.NotAdmitted) > 0 {
+		p.printf("Not admitted by the grant of cdis/%s (each in the mode its failurePolicy selects; wait leaves them out):\n", s.Name)
+		if err := printSwitches(o, r.NotAdmitted); err != nil {
 			return err
 		}
 	}
 	p.printf("%s\n", r.Summary.String())
 	return p.err
+}
+
+// printSwitches prints switches as a table, nothing when there are none.
+func printSwitches(o *options, switches []plugin.SwitchReport) error {
+	if len(switches) == 0 {
+		return nil
+	}
+	w := printers.GetNewTabWriter(o.streams.Out)
+	t := &linePrinter{w: w}
+	t.printf("KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED\n")
+	for _, sw := range switches {
+		accepted := sw.Accepted
+		if accepted == "" {
+			accepted = "-"
+		}
+		name := sw.Name
+		if sw.Namespace != "" {
+			name = sw.Namespace + "/" + sw.Name
+		}
+		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+	}
+	if t.err != nil {
+		return t.err
+	}
+	return w.Flush()
 }
 
 // linePrinter writes until the first error, and keeps it.
@@ -343,9 +355,13 @@ func newWaitCommand(o *options) *cobra.Command {
 				what = "in shape and accepted"
 			}
 			sum := report.Summary
-			_, err = fmt.Fprintf(o.streams.Out, "State %q: all %d %s %s (%d active, %d passive) after %s\n", ref.Name,
+			p := &linePrinter{w: o.streams.Out}
+			p.printf("State %q: all %d %s %s (%d active, %d passive) after %s\n", ref.Name,
 				sum.Total, plural(sum.Total, "switch", "switches"), what, sum.Active, sum.Passive, took.Round(time.Millisecond))
-			return err
+			if left := report.LeftOut("cdis/" + ref.Name); left != "" {
+				p.printf("%s\n", left)
+			}
+			return p.err
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "How long to wait before giving up (exit 1)")

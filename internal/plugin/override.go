@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	corev1 "k8s.io/api/core/v1"
 	"strings"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,10 +61,17 @@ type OverrideResult struct {
 	Name     string `json:"name"`
 	Override string `json:"override"`
 	// Mode is the mode the operator decides for the switch now; StateSelects
-	// the mode its state would select without the override.
+	// the mode its state would select without the override. When the
+	// plugin could not tell what the state selects (CouldNotTell), both are
+	// "unknown", but Mode is the mode spec.override pins.
 	Mode         string `json:"mode"`
 	StateSelects string `json:"stateSelects"`
 	State        string `json:"state"`
+	// StateKind is the kind of the state the switch follows.
+	StateKind string `json:"stateKind"`
+	// CouldNotTell says why the plugin could not tell what the state
+	// selects (the user may not read it): "" when it could.
+	CouldNotTell string `json:"couldNotTell,omitempty"`
 	// DryRun is "server" or "client" when nothing was written.
 	DryRun string `json:"dryRun,omitempty"`
 }
@@ -77,11 +86,21 @@ type OverrideOptions struct {
 	FieldManager string
 }
 
+// Unknown is the mode Override reports when it could not tell it.
+const Unknown = "unknown"
+
 // String is the line the command prints.
 func (r OverrideResult) String() string {
 	suffix := ""
 	if r.DryRun != "" {
 		suffix = fmt.Sprintf(" (%s dry run)", r.DryRun)
+	}
+	if r.CouldNotTell != "" {
+		ref := v1beta1.StateReference{Kind: v1beta1.StateKind(r.StateKind), Name: r.State}
+		if r.Override == "none" {
+			return fmt.Sprintf("%s %q: spec.override removed; it follows %s again; could not tell which mode that selects: %s%s", r.Kind, r.Name, ref, r.CouldNotTell, suffix)
+		}
+		return fmt.Sprintf("%s %q: spec.override pins %s mode; could not tell what %s would select: %s%s", r.Kind, r.Name, r.Mode, ref, r.CouldNotTell, suffix)
 	}
 	if r.Override == "none" {
 		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode%s", r.Kind, r.Name, r.State, r.StateSelects, suffix)
@@ -91,16 +110,11 @@ func (r OverrideResult) String() string {
 
 // Override sets spec.override of the switch (removes it for ""), with a
 // merge patch, and says what its mode now is and what its state would
-// select.
+// select. The patch is all it needs (a client dry run reads the switch
+// instead): it then reads the state, and for a Retain policy the target,
+// where the user may; when it cannot, the result says why it could not tell
+// (CouldNotTell), and the override stands.
 func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name string, mode v1beta1.Mode, opts OverrideOptions) (OverrideResult, error) {
-	sw := kind.NewSwitch()
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	if err := c.Get(ctx, key, sw); err != nil {
-		if apierrors.IsNotFound(err) {
-			return OverrideResult{}, &NotFoundError{Kind: kind.SwitchKind(), Name: name, Namespace: ns}
-		}
-		return OverrideResult{}, fmt.Errorf("reading %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
-	}
 	var value any
 	if mode != "" {
 		value = mode
@@ -109,66 +123,125 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	if err != nil {
 		return OverrideResult{}, err
 	}
+	sw := kind.NewSwitch()
+	sw.SetNamespace(ns)
+	sw.SetName(name)
 	if err := patchOverride(ctx, c, sw, patch, opts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return OverrideResult{}, &NotFoundError{Kind: kind.SwitchKind(), Name: name, Namespace: ns}
+		}
 		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
 	}
-	state, err := followedState(ctx, c, sw)
-	if err != nil {
-		return OverrideResult{}, err
+	ref := sw.SwitchSpec().State
+	if ref.Kind == "" {
+		ref.Kind = v1beta1.StateKindNamespaced
 	}
-	var live client.Object
-	if k := target.Key(sw); k.Namespace == ns {
-		live = kind.NewTarget()
-		if err := c.Get(ctx, k, live); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return OverrideResult{}, fmt.Errorf("reading %s %s: %w", kind.TargetGVK().Kind, k, err)
-			}
-			live = nil
+	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: ref.Name, StateKind: string(ref.Kind), DryRun: opts.DryRun}
+	state, live, why := decisionInputs(ctx, c, kind, sw)
+	if why != "" {
+		result.Mode, result.StateSelects, result.CouldNotTell = Unknown, Unknown, why
+		if mode != "" {
+			result.Mode = decision.ModeName(mode == v1beta1.ModeActive)
 		}
+		return result, nil
 	}
-	now := decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue
-	selects := decision.Selected(kind, sw, state, live).Status == metav1.ConditionTrue
-	return OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: sw.SwitchSpec().State.Name, DryRun: opts.DryRun,
-		Mode: decision.ModeName(now), StateSelects: decision.ModeName(selects)}, nil
+	result.Mode = decision.ModeName(decision.Decide(kind, sw, state, live).Status == metav1.ConditionTrue)
+	result.StateSelects = decision.ModeName(decision.Selected(kind, sw, state, live).Status == metav1.ConditionTrue)
+	return result, nil
+}
+
+// decisionInputs reads what the operator decides the switch's mode from:
+// the state it follows (nil when there is none it may follow) and, for a
+// Retain policy, its live target; or why they could not be read.
+func decisionInputs(ctx context.Context, c client.Reader, kind target.Kind, sw target.Switch) (*v1beta1.DynamicIngressState, client.Object, string) {
+	state, why := followedState(ctx, c, sw)
+	if why != "" || sw.SwitchSpec().FailurePolicy != v1beta1.FailurePolicyRetain {
+		// Only Retain keeps the mode the target is in.
+		return state, nil, why
+	}
+	k := target.Key(sw)
+	if k.Namespace != sw.GetNamespace() {
+		return state, nil, ""
+	}
+	live := kind.NewTarget()
+	if err := c.Get(ctx, k, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return state, nil, ""
+		}
+		return nil, nil, cannotRead(fmt.Sprintf("%s %s", kind.TargetGVK().Kind, k), kind.TargetGVK(), k.Namespace, err)
+	}
+	return state, live, ""
 }
 
 // followedState reads the state a switch follows, as the engine decides
 // from it: nil when it does not exist or, for a cluster state, when its
-// grant does not admit the switch's namespace (or the namespace cannot be
-// read to tell).
-func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1beta1.DynamicIngressState, error) {
+// grant does not admit the switch's namespace; or why it could not be
+// read.
+func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1beta1.DynamicIngressState, string) {
 	ref := sw.SwitchSpec().State
 	if !ref.IsCluster() {
 		state := &v1beta1.DynamicIngressState{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: ref.Name}, state); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, nil
+				return nil, ""
 			}
-			return nil, fmt.Errorf("reading state %q in namespace %q: %w", ref.Name, sw.GetNamespace(), err)
+			return nil, cannotRead("it", v1beta1.GroupVersion.WithKind(string(v1beta1.StateKindNamespaced)), sw.GetNamespace(), err)
 		}
-		return state, nil
+		return state, ""
 	}
 	state := &v1beta1.ClusterDynamicIngressState{}
 	if err := c.Get(ctx, types.NamespacedName{Name: ref.Name}, state); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil
+			return nil, ""
 		}
-		return nil, fmt.Errorf("reading %s: %w", ref, err)
+		return nil, cannotRead("it", v1beta1.GroupVersion.WithKind(string(v1beta1.StateKindCluster)), "", err)
 	}
 	ns := &corev1.Namespace{}
-	if err := c.Get(ctx, types.NamespacedName{Name: sw.GetNamespace()}, ns); err != nil {
-		return nil, fmt.Errorf("reading namespace %q, whose labels %s's grant reads: %w", sw.GetNamespace(), ref, err)
+	err := c.Get(ctx, types.NamespacedName{Name: sw.GetNamespace()}, ns)
+	switch {
+	case apierrors.IsForbidden(err):
+		// Whether the grant admits the namespace does not depend on the
+		// override: the operator's last word on it stands.
+		if ready := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionReady); ready != nil && ready.Reason == v1beta1.ReasonStateNotAdmitted {
+			return nil, ""
+		}
+		return state.StateView(), ""
+	case err != nil:
+		return nil, cannotRead(fmt.Sprintf("namespace %q, whose labels its grant reads", sw.GetNamespace()), corev1.SchemeGroupVersion.WithKind("Namespace"), "", err)
 	}
 	if decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, ns.Name, ns.Labels) != "" {
-		return nil, nil
+		return nil, ""
 	}
-	return state.StateView(), nil
+	return state.StateView(), ""
+}
+
+// cannotRead says why what (of kind gvk, in namespace ns, "" when
+// cluster-scoped) could not be read: the permission it needs, when the
+// user lacks it.
+func cannotRead(what string, gvk schema.GroupVersionKind, ns string, err error) string {
+	if apierrors.IsForbidden(err) {
+		where := fmt.Sprintf(" in namespace %q", ns)
+		if ns == "" {
+			where = " (cluster-scoped)"
+		}
+		return fmt.Sprintf("reading %s needs get on %s%s, which you lack", what, resourceName(gvk), where)
+	}
+	return fmt.Sprintf("reading %s: %v", what, oneLineError(err))
+}
+
+// oneLineError is err's message on one line.
+func oneLineError(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // patchOverride sends the merge patch (or, for a client dry run, applies
 // it to sw as read), leaving sw as the API server returned it.
 func patchOverride(ctx context.Context, c client.Client, sw target.Switch, patch []byte, opts OverrideOptions) error {
 	if opts.DryRun == "client" {
+		// Nothing is sent: the switch is read, and patched here.
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sw), sw); err != nil {
+			return err
+		}
 		current, err := json.Marshal(sw)
 		if err != nil {
 			return err

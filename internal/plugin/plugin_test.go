@@ -279,6 +279,8 @@ func TestSummary(t *testing.T) {
 	for s, want := range map[Summary]string{
 		{Total: 500, Active: 500}:             "500 switches: 500 active, 0 passive, 0 not yet in shape",
 		{Total: 1, Passive: 1, NotInShape: 1}: "1 switch: 0 active, 1 passive, 1 not yet in shape",
+		{Total: 2, Active: 2, NotAdmitted: 1}: "2 switches: 2 active, 0 passive, 0 not yet in shape; 1 follower not admitted by the grant",
+		{Total: 0, NotAdmitted: 3}:            "0 switches: 0 active, 0 passive, 0 not yet in shape; 3 followers not admitted by the grant",
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("got %q, want %q", got, want)

@@ -81,10 +81,15 @@ func ScheduledAt(state *v1beta1.DynamicIngressState, at time.Time) (*v1beta1.Dyn
 // Changes are the switches of the snapshot whose mode the operator would
 // change if the state were would: for each, the mode decided from the
 // state as it is (from) and from would (to), by the operator's own
-// decision. Diffs are left empty (see DryRunDiffs).
+// decision. A follower the grant does not admit never changes with the
+// state's answer. Diffs are left empty (see DryRunDiffs).
 func Changes(snap *Snapshot, would *v1beta1.DynamicIngressState) []Change {
 	changes := []Change{}
 	for _, item := range snap.Items {
+		if item.NotAdmitted {
+			// Its failurePolicy decides, whatever the state answers.
+			continue
+		}
 		from := decision.Decide(item.Kind, item.Switch, snap.State, item.Live).Status == metav1.ConditionTrue
 		to := decision.Decide(item.Kind, item.Switch, would, item.Live).Status == metav1.ConditionTrue
 		if from == to {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,9 +28,15 @@ const (
 // Report is what `kubectl dynamic status` prints (its -o json shape:
 // fields may be added, never renamed).
 type Report struct {
-	State    StateReport    `json:"state"`
+	State StateReport `json:"state"`
+	// Switches are the followers the state's grant admits (every follower
+	// of a DynamicIngressState): the ones wait waits for.
 	Switches []SwitchReport `json:"switches"`
 	Summary  Summary        `json:"summary"`
+	// NotAdmitted are the followers of a cluster state whose status says
+	// its grant does not admit their namespace, each in the mode its
+	// failurePolicy selects: listed apart, and never waited for.
+	NotAdmitted []SwitchReport `json:"notAdmitted,omitempty"`
 }
 
 // StateReport is the state's response.
@@ -68,34 +75,71 @@ type SwitchReport struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Summary counts the switches.
+// Summary counts the switches (Report.Switches), and apart from them the
+// followers the grant does not admit.
 type Summary struct {
-	Total      int `json:"total"`
-	Active     int `json:"active"`
-	Passive    int `json:"passive"`
-	NotInShape int `json:"notInShape"`
+	Total       int `json:"total"`
+	Active      int `json:"active"`
+	Passive     int `json:"passive"`
+	NotInShape  int `json:"notInShape"`
+	NotAdmitted int `json:"notAdmitted,omitempty"`
 }
 
 // String is the summary line.
 func (s Summary) String() string {
-	noun := "switches"
-	if s.Total == 1 {
-		noun = "switch"
+	line := fmt.Sprintf("%d %s: %d active, %d passive, %d not yet in shape", s.Total, pluralOf(s.Total, "switch", "switches"), s.Active, s.Passive, s.NotInShape)
+	if s.NotAdmitted > 0 {
+		line += fmt.Sprintf("; %d %s not admitted by the grant", s.NotAdmitted, pluralOf(s.NotAdmitted, "follower", "followers"))
 	}
-	return fmt.Sprintf("%d %s: %d active, %d passive, %d not yet in shape", s.Total, noun, s.Active, s.Passive, s.NotInShape)
+	return line
+}
+
+// LeftOut is the line wait prints about the followers it left out because
+// the grant of state (e.g. cdis/global-killswitch) does not admit them,
+// naming the first five; "" when there are none.
+func (r Report) LeftOut(state string) string {
+	if len(r.NotAdmitted) == 0 {
+		return ""
+	}
+	const most = 5
+	var names []string
+	for _, sw := range r.NotAdmitted[:min(len(r.NotAdmitted), most)] {
+		names = append(names, fmt.Sprintf("%s %s/%s", sw.Kind, sw.Namespace, sw.Name))
+	}
+	more := ""
+	if n := len(r.NotAdmitted) - most; n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	return fmt.Sprintf("Left out %d %s not admitted by the grant of %s: %s%s", len(r.NotAdmitted),
+		pluralOf(len(r.NotAdmitted), "follower", "followers"), state, strings.Join(names, ", "), more)
+}
+
+// pluralOf is one when n is 1, many otherwise.
+func pluralOf(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Status is the report of a snapshot: for each switch, the mode the
 // operator's decision selects from the state's current response, and
-// whether its target is in that mode's shape.
+// whether its target is in that mode's shape; the followers the grant does
+// not admit apart, in the mode their failurePolicy selects.
 func Status(snap *Snapshot) (Report, error) {
 	report := Report{State: stateReport(snap.State), Switches: []SwitchReport{}}
 	for _, item := range snap.Items {
-		state := snap.State
 		if item.NotAdmitted {
-			state = nil
+			// The operator decides it as if the state were gone.
+			sw, err := switchReport(item, nil)
+			if err != nil {
+				return Report{}, err
+			}
+			report.NotAdmitted = append(report.NotAdmitted, sw)
+			report.Summary.NotAdmitted++
+			continue
 		}
-		sw, err := switchReport(item, state)
+		sw, err := switchReport(item, snap.State)
 		if err != nil {
 			return Report{}, err
 		}

@@ -86,6 +86,9 @@ type TimeoutError struct {
 	State   string
 	Timeout time.Duration
 	Pending []string
+	// NotAdmitted counts the followers left out: the grant does not admit
+	// them.
+	NotAdmitted int
 }
 
 func (e *TimeoutError) Error() string {
@@ -95,6 +98,9 @@ func (e *TimeoutError) Error() string {
 	if len(shown) > most {
 		more = fmt.Sprintf("; and %d more", len(shown)-most)
 		shown = shown[:most]
+	}
+	if e.NotAdmitted > 0 {
+		more += fmt.Sprintf(" (left out %d %s not admitted by the grant)", e.NotAdmitted, pluralOf(e.NotAdmitted, "follower", "followers"))
 	}
 	return fmt.Sprintf("timed out after %s waiting for state %q: %d not in shape: %s%s",
 		e.Timeout, e.State, len(e.Pending), strings.Join(shown, "; "), more)
@@ -106,6 +112,9 @@ func (e *TimeoutError) Error() string {
 // took and the last report; a *TimeoutError after the timeout. It looks
 // again at every change the watches bring, so it returns as soon as the
 // last status arrives, and makes no more requests the longer it waits.
+// Followers a cluster state's grant does not admit are left out
+// (Report.NotAdmitted). A list or watch that fails is retried, unless it
+// was refused: a Forbidden ends the wait with a *PermissionError.
 func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts WaitOptions) (time.Duration, Report, error) {
 	clk := opts.Clock
 	if clk == nil {
@@ -119,22 +128,30 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 	if opts.Cluster {
 		ref.Kind = v1beta1.StateKindCluster
 	}
-	watched, err := newWatchedSnapshot(ctx, c, kinds, opts.Namespace, ref)
-	if err != nil {
-		return 0, Report{}, err
-	}
 	syncCtx, stopSync := context.WithDeadline(ctx, deadline)
 	defer stopSync()
+	watched, err := newWatchedSnapshot(syncCtx, c, kinds, opts.Namespace, ref)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, Report{}, ctx.Err()
+		}
+		if transient(err) {
+			return 0, Report{}, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: []string{fmt.Sprintf("the switches could not be listed before the timeout: %v", err)}}
+		}
+		return 0, Report{}, err
+	}
+	// An error of a list or watch either ends the wait at once (a
+	// Forbidden, naming the permission) or is retried by the informers.
 	synced, err := watched.start(ctx, syncCtx)
 	if err != nil {
-		return 0, Report{}, fmt.Errorf("watching state %q and its switches in namespace %q: %w", opts.State, opts.Namespace, err)
+		return 0, Report{}, err
 	}
 	var report Report
 	for {
 		if synced {
 			// The targets of a kind are watched once it has a follower.
 			if synced, err = watched.startTargets(ctx, syncCtx); err != nil {
-				return 0, Report{}, fmt.Errorf("watching the targets of state %q in namespace %q: %w", opts.State, opts.Namespace, err)
+				return 0, Report{}, err
 			}
 		}
 		if synced {
@@ -151,16 +168,22 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 				return now.Sub(start), report, nil
 			}
 			if !now.Before(deadline) {
-				return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: pending}
+				return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: pending, NotAdmitted: len(report.NotAdmitted)}
 			}
 		}
 		now := clk.Now()
 		if !now.Before(deadline) {
-			return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: []string{"the state and its switches could not be read before the timeout"}}
+			why := "the state and its switches could not be read before the timeout"
+			if err := watched.retriedError(); err != nil {
+				why += fmt.Sprintf(" (the last error, retried: %v)", err)
+			}
+			return 0, report, &TimeoutError{State: opts.State, Timeout: opts.Timeout, Pending: []string{why}}
 		}
 		select {
 		case <-ctx.Done():
 			return 0, report, ctx.Err()
+		case err := <-watched.failed:
+			return 0, report, err
 		case <-watched.changed:
 		case <-clk.After(min(recheckEvery, deadline.Sub(now))):
 		}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
@@ -40,8 +42,21 @@ type watchedSnapshot struct {
 	state   toolscache.SharedIndexInformer
 	kinds   []watchedKind
 	changed chan struct{}
-	// failed holds the first error of a list or watch.
-	failed chan error
+	// failed holds the first error of a list or watch that ends the wait
+	// (endsWait: a Forbidden, as a *PermissionError). Other errors are
+	// retried by the informers; the last one is kept in lastRetried, to
+	// say why nothing could be read should the wait time out first.
+	failed      chan error
+	mu          sync.Mutex
+	lastRetried error
+}
+
+// source is what one informer lists and watches, as a PermissionError
+// names it.
+type source struct {
+	resource      string
+	namespace     string
+	clusterScoped bool
 }
 
 // watchedKind is what is watched of one switch kind: its switches, from
@@ -61,18 +76,20 @@ type watchedKind struct {
 
 // newWatchedSnapshot sets up the informers of state name in ns; start
 // runs them.
+// Transient errors of the one list it makes itself (switchSelections) are
+// retried until ctx is done.
 func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*watchedSnapshot, error) {
 	w := &watchedSnapshot{ns: ns, ref: ref, changed: make(chan struct{}, 1), failed: make(chan error, 1)}
 	byName := fields.OneTermEqualSelector("metadata.name", ref.Name)
 	if ref.IsCluster() {
 		w.state = w.informer(c, func() client.ObjectList { return &v1beta1.ClusterDynamicIngressStateList{} }, &v1beta1.ClusterDynamicIngressState{},
-			&client.ListOptions{FieldSelector: byName})
+			&client.ListOptions{FieldSelector: byName}, true)
 	} else {
 		w.state = w.informer(c, func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }, &v1beta1.DynamicIngressState{},
-			&client.ListOptions{Namespace: ns, FieldSelector: byName})
+			&client.ListOptions{Namespace: ns, FieldSelector: byName}, false)
 	}
 	for _, kind := range kinds {
-		selections, err := switchSelections(ctx, c, kind, ns, ref)
+		selections, err := retried(ctx, func() ([]*client.ListOptions, error) { return switchSelections(ctx, c, kind, ns, ref) })
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// The kind's CRD is not installed: no switches of it.
 			continue
@@ -83,7 +100,7 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 		wk := watchedKind{kind: kind, client: c,
 			targetList: &client.ListOptions{Namespace: ns, LabelSelector: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})}}
 		for _, sel := range selections {
-			wk.switches = append(wk.switches, w.informer(c, kind.NewSwitchList, kind.NewSwitch(), sel))
+			wk.switches = append(wk.switches, w.informer(c, kind.NewSwitchList, kind.NewSwitch(), sel, false))
 		}
 		w.kinds = append(w.kinds, wk)
 	}
@@ -109,36 +126,64 @@ func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns
 		return []*client.ListOptions{by(stateField), by(stateRefField)}, nil
 	case apierrors.IsBadRequest(err):
 		return []*client.ListOptions{{Namespace: ns}}, nil
+	case apierrors.IsForbidden(err):
+		return nil, &PermissionError{Command: "wait", Verb: "list", Resource: resourceName(v1beta1.GroupVersion.WithKind(kind.SwitchKind())), Namespace: ns, Err: err}
 	}
-	return nil, fmt.Errorf("listing %s in namespace %q: %w", kindPlural(kind.SwitchKind()), ns, err)
+	where := fmt.Sprintf("in namespace %q", ns)
+	if ns == "" {
+		where = "in every namespace"
+	}
+	return nil, fmt.Errorf("listing %s %s: %w", kindPlural(kind.SwitchKind()), where, err)
 }
 
-// informer lists and watches the objects opts select, signalling changed
-// at every event.
-func (w *watchedSnapshot) informer(c client.WithWatch, newList func() client.ObjectList, example runtime.Object, opts *client.ListOptions) toolscache.SharedIndexInformer {
+// retried is what list returns, sent again while it fails with a
+// transient error (transient: 429, 5xx, a dropped connection), with a
+// backoff from 100 ms to 2 s, until ctx is done (then the last error).
+func retried[T any](ctx context.Context, list func() (T, error)) (T, error) {
+	delay := 100 * time.Millisecond
+	for {
+		out, err := list()
+		if !transient(err) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// informer lists and watches the objects opts select (of a cluster-scoped
+// kind when clusterScoped), signalling changed at every event. A list or
+// watch that fails is retried by the informer, with backoff, unless the
+// error ends the wait (failed).
+func (w *watchedSnapshot) informer(c client.WithWatch, newList func() client.ObjectList, example client.Object, opts *client.ListOptions, clusterScoped bool) toolscache.SharedIndexInformer {
 	with := func(raw metav1.ListOptions) *client.ListOptions {
 		o := *opts
 		o.Raw = &raw
 		return &o
 	}
+	src := source{namespace: opts.Namespace, clusterScoped: clusterScoped}
+	if gvk, err := apiutil.GVKForObject(example, c.Scheme()); err == nil {
+		src.resource = resourceName(gvk)
+	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, raw metav1.ListOptions) (runtime.Object, error) {
 			list := newList()
-			return list, c.List(ctx, list, with(raw))
+			err := c.List(ctx, list, with(raw))
+			return list, w.sawError(src, "list", err)
 		},
 		WatchFuncWithContext: func(ctx context.Context, raw metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, newList(), with(raw))
+			watcher, err := c.Watch(ctx, newList(), with(raw))
+			return watcher, w.sawError(src, "watch", err)
 		},
 	}
 	inf := toolscache.NewSharedIndexInformer(lw, example, 0, toolscache.Indexers{})
-	// A failed list (forbidden, say) is an answer for the user, not a
-	// line in klog's log: the first one ends the wait.
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *toolscache.Reflector, err error) {
-		select {
-		case w.failed <- err:
-		default:
-		}
-	})
+	// The errors were seen above (sawError): the informer retries them,
+	// with no line in klog's log.
+	_ = inf.SetWatchErrorHandlerWithContext(func(context.Context, *toolscache.Reflector, error) {})
 	signal := func(any) {
 		select {
 		case w.changed <- struct{}{}:
@@ -151,6 +196,38 @@ func (w *watchedSnapshot) informer(c client.WithWatch, newList func() client.Obj
 		DeleteFunc: signal,
 	})
 	return inf
+}
+
+// sawError looks at the error (nil or not) of a list or watch of src and
+// returns it: one that ends the wait goes to failed, as a
+// *PermissionError for a Forbidden; any other is kept as the last one
+// retried.
+func (w *watchedSnapshot) sawError(src source, verb string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if !endsWait(err) {
+		w.mu.Lock()
+		w.lastRetried = err
+		w.mu.Unlock()
+		return err
+	}
+	end := err
+	if apierrors.IsForbidden(err) {
+		end = &PermissionError{Command: "wait", Verb: verb, Resource: src.resource, Namespace: src.namespace, ClusterScoped: src.clusterScoped, Err: err}
+	}
+	select {
+	case w.failed <- end:
+	default:
+	}
+	return err
+}
+
+// retriedError is the last error retried, nil when there was none.
+func (w *watchedSnapshot) retriedError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastRetried
 }
 
 // start runs the informers until ctx is done and waits for their first
@@ -173,7 +250,7 @@ func (w *watchedSnapshot) startTargets(ctx, syncBy context.Context) (bool, error
 		if wk.targets != nil || !w.hasFollowers(wk) {
 			continue
 		}
-		wk.targets = w.informer(wk.client, wk.kind.NewTargetList, wk.kind.NewTarget(), wk.targetList)
+		wk.targets = w.informer(wk.client, wk.kind.NewTargetList, wk.kind.NewTarget(), wk.targetList, false)
 		started = append(started, wk.targets)
 	}
 	if len(started) == 0 {
