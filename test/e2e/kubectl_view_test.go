@@ -14,8 +14,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
@@ -245,41 +243,10 @@ func grantsDynamicIngresses(role rbacv1.ClusterRole) bool {
 
 // viewerKubectl creates the ServiceAccount name in ns, binds it to the view
 // ClusterRole in ns only (a RoleBinding), and returns kubectl, with this
-// run's plugin, authenticated as it with a token from the TokenRequest API.
+// run's plugin, authenticated as it (boundKubectl).
 func viewerKubectl(t *testing.T, ns, name string) controlplane.Kubectl {
 	t.Helper()
-	kubectl(t, "", "create", "serviceaccount", name, "-n", ns)
-	kubectl(t, "", "create", "rolebinding", name+"-view", "-n", ns, "--clusterrole=view", "--serviceaccount="+ns+":"+name)
-	token := strings.TrimSpace(kubectl(t, "", "create", "token", name, "-n", ns, "--duration=1h"))
-
-	admin, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	config := clientcmdapi.NewConfig()
-	config.Clusters["e2e"] = server
-	config.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
-	config.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: ns}
-	config.CurrentContext = name
-	path := filepath.Join(t.TempDir(), "kubeconfig-"+name)
-	if err := clientcmd.WriteToFile(*config, path); err != nil {
-		t.Fatal(err)
-	}
-	viewer := controlplane.Kubectl{Kubeconfig: path, PluginDir: pluginDir}
-
-	// The API server's authorizer sees the new binding a moment later.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, _, _ := viewer.Run("", "auth", "can-i", "list", "dynamicingresses.ingress.dynamicingress.io", "-n", ns)
-		if strings.TrimSpace(out) == "yes" {
-			return viewer
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s may not list dynamicingresses in %s 30s after its RoleBinding to view: %q", name, ns, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return boundKubectl(t, ns, name, "view", "list", "dynamicingresses.ingress.dynamicingress.io")
 }
 
 // runAs runs `kubectl dynamic args...` with k and returns what it printed
