@@ -24,9 +24,12 @@ const (
 )
 
 // eventPacer records the events that wait in the status gate, one at a
-// time, in order, as they become due and at a pace (eventBurst,
-// eventRate). A manager Runnable, run by the leader, where the reconcilers
-// that record events run.
+// time as they become due and at a pace (eventBurst, eventRate): each
+// namespace's in the order they were recorded, the namespaces in turn
+// (statusGate.nextEvent): a namespace's due event waits for the one being
+// sent and at most one of each other namespace, however many they have
+// due. A manager Runnable, run by the leader, where the reconcilers that
+// record events run.
 type eventPacer struct {
 	limiter *rate.Limiter
 	gate    *statusGate
@@ -52,8 +55,8 @@ func (p *eventPacer) wakeUp() {
 func (p *eventPacer) NeedLeaderElection() bool { return true }
 
 // Start records the due events until ctx is done; then it records every
-// event still waiting, for at most eventDrain (the recorder is stopped
-// after every Runnable).
+// event still waiting, namespaces in turn, for at most eventDrain (the
+// recorder is stopped after every Runnable).
 func (p *eventPacer) Start(ctx context.Context) error {
 	poll := time.NewTicker(eventPoll)
 	defer poll.Stop()

@@ -1,11 +1,17 @@
 package controller
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 )
 
 // maxStatusHold bounds how long a switch's status waits for the target
@@ -19,33 +25,42 @@ const maxStatusHold = 10 * time.Second
 //
 // The state watch's handler names each switch it enqueues (expect); the
 // reconcile of each reports when its target is synced, or failed to be
-// (done). While any of them is pending, a switch whose status is to change
-// is held (hold) rather than written; when the last pending one is done,
-// every held switch is released: handed to its kind's release func, which
-// enqueues it to be reconciled again.
+// (done). While any of them is pending, a switch of the same namespace
+// whose status is to change is held (hold) rather than written; when the
+// last pending one of the namespace is done, every held switch of the
+// namespace is released: handed to its kind's release func, which enqueues
+// it to be reconciled again.
 //
-// The gate is one for all states: a status waits for the pending targets
-// of any state change, including the changes the manager's first list of
-// states delivers at start. Holding is bounded twice by maxHold: no status
-// is held longer than that after its first hold (until it is written), and
-// nothing is held once targets have been pending without a break for that
-// long (a switch whose reconcile keeps being retried, for a cache that lags
-// or a target that keeps changing, or states that keep changing one after
-// another, would otherwise hold up every status). A held reconcile asks to
-// be retried after the time left.
+// The gate is one per namespace: a namespace's statuses and events wait
+// for the pending targets of its own switches only, whichever state
+// changed (a cluster state's flip is pending in each of its followers'
+// namespaces), including the changes the manager's first list of states
+// delivers at start. One namespace's flip never holds another's statuses
+// or events (docs/behaviour.md, "Targets before statuses"). Holding is
+// bounded twice by maxHold: no status is held longer than that after its
+// first hold (until it is written), and nothing is held once targets of
+// its namespace have been pending without a break for that long (a switch
+// whose reconcile keeps being retried, for a cache that lags or a target
+// that keeps changing, or states that keep changing one after another,
+// would otherwise hold up every status of the namespace). A held reconcile
+// asks to be retried after the time left.
 //
 // A reconcile that began before its switch was expected (it read the state
 // from before the change) does not count as done for that change: each
 // expect is numbered, and a reconcile takes the current number (ticket)
 // before it reads anything.
 //
-// Events wait too (record): an event recorded while any status is held or
-// about to be written, or any target pending, is due once none is, so that
-// the API server writes the statuses of a flip before its events (an event
-// costs it about what a status patch does; docs/benchmarks.md). The event
-// pacer takes the due ones one at a time (nextEvent), in the order they
-// were recorded; a flip that begins meanwhile pauses them again. An event
-// that has waited maxHold is due whatever waits.
+// Events wait too (record): an event recorded while any status of its
+// namespace is held or about to be written, or any target of its namespace
+// pending, is due once none is, so that the API server writes the statuses
+// of a flip before its events (an event costs it about what a status patch
+// does; docs/benchmarks.md). An event that has waited maxHold is due
+// whatever waits. Each namespace's events wait in a queue of their own,
+// in the order they were recorded, of at most maxEventsWaiting: what comes
+// beyond is dropped and counted (metrics.CountEventsDropped), and summarised
+// in one Warning once the queue has room again (eventOverflow). The event
+// pacer takes the due ones one at a time (nextEvent), a namespace at a time
+// in turn; a flip that begins meanwhile pauses its namespace's events.
 //
 // One gate serves every kind of switch. It keeps time on the real clock, as
 // the work queue does.
@@ -53,32 +68,80 @@ type statusGate struct {
 	clock   clock.PassiveClock
 	maxHold time.Duration
 
-	mu sync.Mutex
+	mu      sync.Mutex
+	expects uint64
+	// namespaces has what waits in each namespace; a namespace where
+	// nothing waits has no entry.
+	namespaces map[string]*namespaceGate
+	// turns has the namespaces whose events wait, in the order the event
+	// pacer serves them: a namespace served goes last.
+	turns []string
+	// releasers enqueue a held switch again, by kind.
+	releasers map[string]func(types.NamespacedName)
+	// due is called, without g.mu, when events may have become due (the
+	// event pacer's wake-up); nil calls nothing.
+	due func()
+}
+
+// namespaceGate is what waits in one namespace.
+type namespaceGate struct {
 	// pending maps each expected switch to the number of its expect.
 	pending map[gateKey]uint64
-	expects uint64
 	// since is when pending last became non-empty.
 	since time.Time
 	// held has each held switch until its status is written, released or
 	// not, so that the bound counts from the first hold.
 	held map[gateKey]heldStatus
-	// releasers enqueue a held switch again, by kind.
-	releasers map[string]func(types.NamespacedName)
 	// unwritten has the switches whose status a reconcile is writing or
 	// about to write without a hold (the last targets of a flip among
 	// them), until it is written: events wait for them too.
 	unwritten map[gateKey]struct{}
 	// events are the recordings waiting to be taken, in order.
 	events []deferredEvent
-	// due is called, without g.mu, when events may have become due (the
-	// event pacer's wake-up); nil calls nothing.
-	due func()
+	// overflow is the namespace's overflow not yet summarised: from the
+	// first event dropped until its summary is taken.
+	overflow *eventOverflow
 }
 
-// deferredEvent is the recording of an event and when it was recorded.
+// maxEventsWaiting bounds the events of one namespace that wait in the
+// gate. A flip's events wait until its statuses are written, one Switched
+// event per switch: the bound keeps every event of a flip of 2000 switches
+// in one namespace and of its flip back, the largest flip
+// docs/benchmarks.md measures (a bound of 1000, the size of the recorder's
+// own queue, would drop half of one such flip's events). A waiting event
+// takes about half a KiB (its slot, reference and note): under 3 MiB for
+// a full namespace. The events that a namespace records faster than its
+// turns send them are late, then dropped, and never delay another
+// namespace's: the last of a full queue waits 20 s at 250 a second.
+const maxEventsWaiting = 5000
+
+// The summary of a namespace's dropped events (eventOverflow).
+const (
+	reasonEventsDropped = "EventsDropped"
+	actionRecordEvents  = "RecordEvents"
+)
+
+// eventOverflow is a namespace's events dropped since its queue overflowed,
+// summarised in one Warning: queued once the queue has room again, it
+// counts the events dropped until it is taken.
+type eventOverflow struct {
+	dropped int
+	// recorder and regarding record the summary, about the switch whose
+	// event was dropped first.
+	recorder  events.EventRecorder
+	regarding *corev1.ObjectReference
+	// queued is set once the summary waits in the queue.
+	queued bool
+}
+
+// deferredEvent is an event waiting to be recorded, and when it was
+// recorded; summary is set for the summary of an overflow.
 type deferredEvent struct {
-	at     time.Time
-	record func()
+	at        time.Time
+	recorder  events.EventRecorder
+	regarding *corev1.ObjectReference
+	event     eventRecord
+	summary   *eventOverflow
 }
 
 // heldStatus is when a switch's status was first held, and whether the
@@ -95,8 +158,18 @@ type gateKey struct {
 }
 
 func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
-	return &statusGate{clock: clk, maxHold: maxHold, pending: map[gateKey]uint64{},
-		held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}, releasers: map[string]func(types.NamespacedName){}}
+	return &statusGate{clock: clk, maxHold: maxHold, namespaces: map[string]*namespaceGate{},
+		releasers: map[string]func(types.NamespacedName){}}
+}
+
+// namespaceLocked returns the entry of namespace, made when there is none.
+func (g *statusGate) namespaceLocked(namespace string) *namespaceGate {
+	ns := g.namespaces[namespace]
+	if ns == nil {
+		ns = &namespaceGate{pending: map[gateKey]uint64{}, held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}}
+		g.namespaces[namespace] = ns
+	}
+	return ns
 }
 
 // register sets how a held switch of kind is reconciled again.
@@ -116,12 +189,13 @@ func (g *statusGate) expect(kind string, keys ...types.NamespacedName) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.pending) == 0 {
-		g.since = now
-	}
 	g.expects++
 	for _, key := range keys {
-		g.pending[gateKey{kind, key}] = g.expects
+		ns := g.namespaceLocked(key.Namespace)
+		if len(ns.pending) == 0 {
+			ns.since = now
+		}
+		ns.pending[gateKey{kind, key}] = g.expects
 	}
 }
 
@@ -136,16 +210,20 @@ func (g *statusGate) ticket() uint64 {
 // done notes that the reconcile that took ticket synced the target of the
 // switch of kind at key, or failed to: it holds up no status any more,
 // unless the switch was expected again after the ticket was taken. When it
-// was the last pending one, the held switches are released.
+// was the last pending one of its namespace, the namespace's held switches
+// are released.
 func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
 	var releases []func()
-	if expected, ok := g.pending[k]; ok && expected <= ticket {
-		delete(g.pending, k)
-		releases = g.openLocked()
+	ns := g.namespaces[key.Namespace]
+	if ns != nil {
+		if expected, ok := ns.pending[k]; ok && expected <= ticket {
+			delete(ns.pending, k)
+			releases = g.openLocked(ns)
+		}
 	}
-	g.unlockAndRun(releases)
+	g.unlockAndRun(key.Namespace, releases)
 }
 
 // written notes that the status of the switch of kind at key was written:
@@ -153,63 +231,151 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 func (g *statusGate) written(kind string, key types.NamespacedName) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
-	delete(g.held, k)
-	delete(g.unwritten, k)
-	g.unlockAndRun(nil)
+	if ns := g.namespaces[key.Namespace]; ns != nil {
+		delete(ns.held, k)
+		delete(ns.unwritten, k)
+	}
+	g.unlockAndRun(key.Namespace, nil)
 }
 
 // forget drops the switch of kind at key, which is gone or going.
 func (g *statusGate) forget(kind string, key types.NamespacedName) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
-	delete(g.held, k)
-	delete(g.unwritten, k)
 	var releases []func()
-	if _, ok := g.pending[k]; ok {
-		delete(g.pending, k)
-		releases = g.openLocked()
+	if ns := g.namespaces[key.Namespace]; ns != nil {
+		delete(ns.held, k)
+		delete(ns.unwritten, k)
+		if _, ok := ns.pending[k]; ok {
+			delete(ns.pending, k)
+			releases = g.openLocked(ns)
+		}
 	}
-	g.unlockAndRun(releases)
+	g.unlockAndRun(key.Namespace, releases)
 }
 
-// record keeps the recording of an event until nextEvent takes it.
-func (g *statusGate) record(event func()) {
+// record keeps event, regarding a switch, until nextEvent takes it and
+// has recorder record it. When maxEventsWaiting events of the switch's
+// namespace wait already, the event is dropped instead: counted, and told
+// by the namespace's summary.
+func (g *statusGate) record(recorder events.EventRecorder, regarding *corev1.ObjectReference, event eventRecord) {
+	namespace := regarding.Namespace
 	g.mu.Lock()
-	g.events = append(g.events, deferredEvent{at: g.clock.Now(), record: event})
-	g.unlockAndRun(nil)
+	ns := g.namespaceLocked(namespace)
+	if len(ns.events) >= maxEventsWaiting {
+		if ns.overflow == nil {
+			ns.overflow = &eventOverflow{recorder: recorder, regarding: regarding}
+		}
+		ns.overflow.dropped++
+		g.mu.Unlock()
+		metrics.CountEventsDropped(namespace, 1)
+		return
+	}
+	first := len(ns.events) == 0
+	if first {
+		g.turns = append(g.turns, namespace)
+	}
+	ns.events = append(ns.events, deferredEvent{at: g.clock.Now(), recorder: recorder, regarding: regarding, event: event})
+	g.unlockAndRun(namespace, nil)
+	if first {
+		// The namespace's series is there, at zero, before its first
+		// drop: increase() sees that drop.
+		metrics.CountEventsDropped(namespace, 0)
+	}
 }
 
-// nextEvent takes the first event that waits when it is due: no status
-// is held or unwritten and no target is pending, or it has waited maxHold.
-// It returns nil when none is.
+// nextEvent takes the first event that waits in the first namespace, in
+// turn, whose event is due: no status of its namespace is held or
+// unwritten and no target of it pending, or it has waited maxHold. The
+// namespace then takes its next turn after every other's. It returns nil
+// when no event is due.
 func (g *statusGate) nextEvent() func() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.eventDueLocked() {
-		return nil
+	for i, namespace := range g.turns {
+		ns := g.namespaces[namespace]
+		if !g.eventDueLocked(ns) {
+			continue
+		}
+		next := ns.events[0]
+		ns.events[0] = deferredEvent{}
+		ns.events = ns.events[1:]
+		if o := ns.overflow; o != nil && !o.queued {
+			// The queue has room again: the summary waits in it.
+			o.queued = true
+			ns.events = append(ns.events, deferredEvent{at: g.clock.Now(), summary: o})
+		}
+		g.turns = slices.Delete(g.turns, i, i+1)
+		if len(ns.events) > 0 {
+			g.turns = append(g.turns, namespace)
+		} else {
+			ns.events = nil // the burst's array
+		}
+		send := g.takeLocked(namespace, ns, next)
+		g.tidyLocked(namespace)
+		return send
 	}
-	next := g.events[0]
-	g.events[0] = deferredEvent{}
-	g.events = g.events[1:]
-	return next.record
+	return nil
 }
 
-// takeEvents takes every event that waits, due or not (at shutdown).
+// takeEvents takes every event that waits, due or not (at shutdown), a
+// namespace at a time in turn, with the summaries of the events dropped.
 func (g *statusGate) takeEvents() []func() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]func(), 0, len(g.events))
-	for _, e := range g.events {
-		out = append(out, e.record)
+	var out []func()
+	for _, namespace := range g.turns {
+		ns := g.namespaces[namespace]
+		if o := ns.overflow; o != nil && !o.queued {
+			o.queued = true
+			ns.events = append(ns.events, deferredEvent{summary: o})
+		}
 	}
-	g.events = nil
+	for len(g.turns) > 0 {
+		turns := g.turns
+		g.turns = nil
+		for _, namespace := range turns {
+			ns := g.namespaces[namespace]
+			next := ns.events[0]
+			ns.events = ns.events[1:]
+			out = append(out, g.takeLocked(namespace, ns, next))
+			if len(ns.events) > 0 {
+				g.turns = append(g.turns, namespace)
+			} else {
+				ns.events = nil
+			}
+			g.tidyLocked(namespace)
+		}
+	}
 	return out
 }
 
+// takeLocked returns the call that records e, an event of namespace just
+// taken from ns. A summary counts the events dropped until now, and ends
+// the overflow: the next event dropped starts another.
+func (g *statusGate) takeLocked(namespace string, ns *namespaceGate, e deferredEvent) func() {
+	if o := e.summary; o != nil {
+		ns.overflow = nil
+		noun := "events"
+		if o.dropped == 1 {
+			noun = "event"
+		}
+		note := fmt.Sprintf("Dropped %d %s of namespace %q: more than %d waited to be recorded", o.dropped, noun, namespace, maxEventsWaiting)
+		return func() {
+			o.recorder.Eventf(o.regarding, nil, corev1.EventTypeWarning, reasonEventsDropped, actionRecordEvents, "%s", note)
+		}
+	}
+	return func() {
+		e.recorder.Eventf(e.regarding, nil, e.event.eventType, e.event.reason, e.event.action, "%s", e.event.note)
+	}
+}
+
 // unlockAndRun unlocks g.mu (held by the caller), makes the release calls,
-// and calls due when an event is due.
-func (g *statusGate) unlockAndRun(releases []func()) {
-	due := g.due != nil && g.eventDueLocked()
+// and calls due when an event of namespace is due. It first drops the
+// namespace's entry if nothing waits there any more.
+func (g *statusGate) unlockAndRun(namespace string, releases []func()) {
+	due := g.due != nil && g.eventDueLocked(g.namespaces[namespace])
+	g.tidyLocked(namespace)
 	g.mu.Unlock()
 	runAll(releases)
 	if due {
@@ -217,28 +383,37 @@ func (g *statusGate) unlockAndRun(releases []func()) {
 	}
 }
 
-// eventDueLocked reports whether the first event that waits is due.
-func (g *statusGate) eventDueLocked() bool {
-	if len(g.events) == 0 {
-		return false
+// tidyLocked drops the entry of namespace when nothing waits there.
+func (g *statusGate) tidyLocked(namespace string) {
+	ns := g.namespaces[namespace]
+	if ns != nil && len(ns.pending) == 0 && len(ns.held) == 0 && len(ns.unwritten) == 0 && len(ns.events) == 0 && ns.overflow == nil {
+		delete(g.namespaces, namespace)
 	}
-	busy := len(g.pending) > 0 || len(g.held) > 0 || len(g.unwritten) > 0
-	return !busy || g.clock.Since(g.events[0].at) >= g.maxHold
 }
 
-// openLocked marks every held switch not yet released as released when
-// nothing is pending, and returns the calls that enqueue them, to be made
-// once g.mu (held by the caller) is unlocked.
-func (g *statusGate) openLocked() []func() {
-	if len(g.pending) > 0 {
+// eventDueLocked reports whether the first event that waits in ns (nil
+// for a namespace where nothing waits) is due.
+func (g *statusGate) eventDueLocked(ns *namespaceGate) bool {
+	if ns == nil || len(ns.events) == 0 {
+		return false
+	}
+	busy := len(ns.pending) > 0 || len(ns.held) > 0 || len(ns.unwritten) > 0
+	return !busy || g.clock.Since(ns.events[0].at) >= g.maxHold
+}
+
+// openLocked marks every held switch of ns not yet released as released
+// when nothing is pending there, and returns the calls that enqueue them,
+// to be made once g.mu (held by the caller) is unlocked.
+func (g *statusGate) openLocked(ns *namespaceGate) []func() {
+	if len(ns.pending) > 0 {
 		return nil
 	}
 	var releases []func()
-	for k, h := range g.held {
+	for k, h := range ns.held {
 		if h.released {
 			continue
 		}
-		g.held[k] = heldStatus{first: h.first, released: true}
+		ns.held[k] = heldStatus{first: h.first, released: true}
 		if release := g.releasers[k.kind]; release != nil {
 			releases = append(releases, func() { release(k.key) })
 		}
@@ -254,36 +429,36 @@ func runAll(calls []func()) {
 
 // hold reports whether the status write of the switch of kind at key is
 // to wait, and for how long at most: the switch is released as soon as no
-// target is pending, and is to be reconciled again after the returned
-// duration in any case. write says whether the reconcile has a status to
-// write: one that has not is never held, and neither is one whose target
-// write failed (its status says so at once). When hold reports false, the
-// status, if any, is written; call written once it is.
+// target of its namespace is pending, and is to be reconciled again after
+// the returned duration in any case. write says whether the reconcile has
+// a status to write: one that has not is never held, and neither is one
+// whose target write failed (its status says so at once). When hold
+// reports false, the status, if any, is written; call written once it is.
 func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	g.mu.Lock()
-	held, left := g.holdLocked(gateKey{kind, key}, write)
-	g.unlockAndRun(nil)
+	held, left := g.holdLocked(g.namespaceLocked(key.Namespace), gateKey{kind, key}, write)
+	g.unlockAndRun(key.Namespace, nil)
 	return held, left
 }
 
-func (g *statusGate) holdLocked(k gateKey, write bool) (bool, time.Duration) {
+func (g *statusGate) holdLocked(ns *namespaceGate, k gateKey, write bool) (bool, time.Duration) {
 	now := g.clock.Now()
 	if !write {
-		delete(g.held, k)
-		delete(g.unwritten, k)
+		delete(ns.held, k)
+		delete(ns.unwritten, k)
 		return false, 0
 	}
 	first := now
-	if h, ok := g.held[k]; ok {
+	if h, ok := ns.held[k]; ok {
 		first = h.first
 	}
-	left := min(g.maxHold-now.Sub(g.since), g.maxHold-now.Sub(first))
-	if len(g.pending) == 0 || left <= 0 {
+	left := min(g.maxHold-now.Sub(ns.since), g.maxHold-now.Sub(first))
+	if len(ns.pending) == 0 || left <= 0 {
 		// Written now or by the next reconcile: events wait for it.
-		g.unwritten[k] = struct{}{}
+		ns.unwritten[k] = struct{}{}
 		return false, 0
 	}
-	// Held (again): released when nothing is pending any more.
-	g.held[k] = heldStatus{first: first}
+	// Held (again): released when nothing of its namespace is pending.
+	ns.held[k] = heldStatus{first: first}
 	return true, left
 }

@@ -2,19 +2,28 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 )
 
 const (
@@ -38,15 +47,28 @@ func newGateUnderTest(t *testing.T) *gateUnderTest {
 			// A release func may call back into the gate (it enqueues; a
 			// reconcile may run at once): no lock is held.
 			g.ticket()
-			g.released[kind] = append(g.released[kind], key.Name)
+			g.released[kind] = append(g.released[kind], nameOf(key))
 			slices.Sort(g.released[kind])
 		})
 	}
 	return g
 }
 
+// key is the key of the switch named name: "name" in the namespace shop,
+// "namespace/name" in another.
 func key(name string) types.NamespacedName {
+	if namespace, name, ok := strings.Cut(name, "/"); ok {
+		return types.NamespacedName{Namespace: namespace, Name: name}
+	}
 	return types.NamespacedName{Namespace: "shop", Name: name}
+}
+
+// nameOf names the switch at key as key names it.
+func nameOf(key types.NamespacedName) string {
+	if key.Namespace == "shop" {
+		return key.Name
+	}
+	return key.String()
 }
 
 func (g *gateUnderTest) expectAll(kind string, names ...string) {
@@ -212,6 +234,126 @@ func TestStatusGateKeepsTheBoundThroughAFailedStatusWrite(t *testing.T) {
 	g.mustPass(ingressKind, "a", true) // the retry
 }
 
+func TestStatusGateHoldsOnlyTheStatusesOfItsNamespace(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	g.expectAll(ingressKind, "a", "b") // a flip in shop
+	g.mustHold(ingressKind, "a", 10*time.Second)
+	g.recordEvent(&sent, "a switched")
+
+	// Another namespace's statuses and events do not wait for shop's targets.
+	g.mustWrite(ingressKind, "blog/x")
+	g.recordEvent(&sent, "blog/x switched")
+	g.mustHaveSent(&sent, "blog/x switched")
+
+	// Nor do they wait for its time: each namespace's targets are pending
+	// since its own state change.
+	g.clock.Step(8 * time.Second)
+	g.expectAll(ingressKind, "blog/y")
+	g.mustHold(ingressKind, "blog/z", 10*time.Second)
+	g.mustHold(ingressKind, "c", 2*time.Second)
+
+	// The last target of shop releases shop's held statuses, not blog's.
+	g.sync(ingressKind, "a")
+	g.sync(ingressKind, "b")
+	g.mustHaveReleased(map[string][]string{ingressKind: {"a", "c"}})
+	g.mustWrite(ingressKind, "a")
+	g.mustWrite(ingressKind, "c")
+	g.mustHaveSent(&sent, "blog/x switched", "a switched")
+	g.sync(ingressKind, "blog/y")
+	g.mustHaveReleased(map[string][]string{ingressKind: {"a", "blog/z", "c"}})
+}
+
+func TestStatusGateTakesTheEventsOfNamespacesInTurn(t *testing.T) {
+	g := newGateUnderTest(t)
+	var sent []string
+	for _, name := range []string{"a1", "a2", "blog/b1", "a3", "cafe/c1", "blog/b2", "a4", "dock/d1"} {
+		g.recordEvent(&sent, name)
+	}
+	g.expectAll(ingressKind, "dock/flipping") // dock's events wait for its flip
+	g.mustHaveSent(&sent, "a1", "blog/b1", "cafe/c1", "a2", "blog/b2", "a3", "a4")
+	g.sync(ingressKind, "dock/flipping")
+	g.mustHaveSent(&sent, "a1", "blog/b1", "cafe/c1", "a2", "blog/b2", "a3", "a4", "dock/d1")
+}
+
+// droppedEvents is the value of the dropped events counter of namespace,
+// as the manager's metrics endpoint serves it.
+func droppedEvents(t *testing.T, namespace string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metrics.EventsDroppedName {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" && l.GetValue() == namespace {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func TestStatusGateDropsTheEventsBeyondItsBoundAndSaysSoOnce(t *testing.T) {
+	g := newGateUnderTest(t)
+	const flood = "flood-dropped"
+	var sent, warnings []string
+	recorder := func(regarding *corev1.ObjectReference, eventType, reason, note string) {
+		if eventType == corev1.EventTypeWarning {
+			warnings = append(warnings, fmt.Sprintf("%s about %s: %s", reason, regarding.Name, note))
+			return
+		}
+		sent = append(sent, note)
+	}
+	g.expectAll(ingressKind, flood+"/flipping") // its events wait
+	for i := range maxEventsWaiting + 3 {
+		g.recordAbout(key(fmt.Sprintf("%s/sw%d", flood, i)), recorder, fmt.Sprint(i))
+	}
+	if got := droppedEvents(t, flood); got != 3 {
+		t.Errorf("%s counts %v events of %s dropped, want 3", metrics.EventsDroppedName, got, flood)
+	}
+	// Another namespace's events are neither dropped nor delayed.
+	g.recordAbout(key("calm/web"), recorder, "calm")
+	g.mustHaveSent(&sent, "calm")
+
+	g.sync(ingressKind, flood+"/flipping")
+	if event := g.nextEvent(); event != nil {
+		event() // room for one: the summary waits there, and counts on
+	}
+	g.recordAbout(key(flood+"/late"), recorder, "late")
+	if got := droppedEvents(t, flood); got != 4 {
+		t.Errorf("%s counts %v events of %s dropped, want 4", metrics.EventsDroppedName, got, flood)
+	}
+	for event := g.nextEvent(); event != nil; event = g.nextEvent() {
+		event()
+	}
+	if len(sent) != 1+maxEventsWaiting {
+		t.Errorf("sent %d events, want calm's and %d of %s's", len(sent), maxEventsWaiting, flood)
+	}
+	// About the switch whose event was dropped first.
+	want := []string{fmt.Sprintf("EventsDropped about sw%d: Dropped 4 events of namespace %q: more than %d waited to be recorded", maxEventsWaiting, flood, maxEventsWaiting)}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+
+	// Another overflow, still unsaid when the manager stops: said then.
+	for i := range maxEventsWaiting + 1 {
+		g.recordAbout(key(fmt.Sprintf("%s/again%d", flood, i)), recorder, "again")
+	}
+	for _, event := range g.takeEvents() {
+		event()
+	}
+	want = append(want, fmt.Sprintf("EventsDropped about again%d: Dropped 1 event of namespace %q: more than %d waited to be recorded", maxEventsWaiting, flood, maxEventsWaiting))
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 // addChecker is a work queue that checks each item as it is added.
 type addChecker struct {
 	workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -234,7 +376,7 @@ func TestExpectAndAddExpectsEverySwitchBeforeTheFirstIsAdded(t *testing.T) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		for _, k := range keys {
-			if _, ok := g.pending[gateKey{ingressKind, k}]; !ok {
+			if _, ok := g.namespaces[k.Namespace].pending[gateKey{ingressKind, k}]; !ok {
 				t.Errorf("%s was added before %s was expected", item, k)
 			}
 		}
@@ -245,10 +387,28 @@ func TestExpectAndAddExpectsEverySwitchBeforeTheFirstIsAdded(t *testing.T) {
 	}
 }
 
-// recordEvent records an event named name through the gate; sent has the
-// events sent so far, in order.
+// noteRecorder is an event recorder that calls itself with each event it
+// records.
+type noteRecorder func(regarding *corev1.ObjectReference, eventType, reason, note string)
+
+func (r noteRecorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
+	ref, _ := regarding.(*corev1.ObjectReference)
+	r(ref, eventType, reason, fmt.Sprintf(note, args...))
+}
+
+// recordEvent records an event through the gate, regarding the switch
+// named by its name up to the first space (key); sent has the events sent
+// so far, in order, by name.
 func (g *gateUnderTest) recordEvent(sent *[]string, name string) {
-	g.record(func() { *sent = append(*sent, name) })
+	switchName, _, _ := strings.Cut(name, " ")
+	g.recordAbout(key(switchName), func(_ *corev1.ObjectReference, _, _, note string) { *sent = append(*sent, note) }, name)
+}
+
+// recordAbout records the Normal event note about the switch at k
+// through the gate, by recorder.
+func (g *gateUnderTest) recordAbout(k types.NamespacedName, recorder noteRecorder, note string) {
+	regarding := &corev1.ObjectReference{Kind: ingressKind, Namespace: k.Namespace, Name: k.Name}
+	g.record(recorder, regarding, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", note})
 }
 
 // mustHaveSent records every event now due, as the event pacer would, and
@@ -352,6 +512,13 @@ func TestStatusGateFlushesEventsThatWaitedMaxHoldWithoutAReconcile(t *testing.T)
 	g.mustHaveSent(&sent, "e")
 }
 
+// recordCall records through gate an event about a switch of namespace,
+// whose recording calls sent.
+func recordCall(gate *statusGate, namespace string, sent func()) {
+	regarding := &corev1.ObjectReference{Kind: ingressKind, Namespace: namespace, Name: "web"}
+	gate.record(noteRecorder(func(*corev1.ObjectReference, string, string, string) { sent() }), regarding, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", "switched"})
+}
+
 func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 	gate := newStatusGate(clock.RealClock{}, time.Minute)
 	p := newEventPacer(gate)
@@ -374,11 +541,11 @@ func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 	start := time.Now()
 	// Half before the pacer starts, half after.
 	for i := range n / 2 {
-		gate.record(record(i))
+		recordCall(gate, "shop", record(i))
 	}
 	go func() { _ = p.Start(ctx) }()
 	for i := n / 2; i < n; i++ {
-		gate.record(record(i))
+		recordCall(gate, "shop", record(i))
 	}
 	select {
 	case <-done:
@@ -403,7 +570,7 @@ func TestEventPacerWaitsForAFlipsStatuses(t *testing.T) {
 	go func() { _ = p.Start(ctx) }()
 	var sent atomic.Int32
 	gate.expect(ingressKind, key("a")) // a flip under way
-	gate.record(func() { sent.Add(1) })
+	recordCall(gate, "shop", func() { sent.Add(1) })
 	time.Sleep(100 * time.Millisecond)
 	if sent.Load() != 0 {
 		t.Fatal("an event was recorded while a target of the flip was pending")
@@ -417,7 +584,7 @@ func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
 	p := newEventPacer(gate)
 	gate.expect(ingressKind, key("a")) // a flip under way: events wait
 	var sent atomic.Int32
-	gate.record(func() { sent.Add(1) })
+	recordCall(gate, "shop", func() { sent.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = p.Start(ctx); close(stopped) }()
@@ -425,5 +592,47 @@ func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
 	<-stopped
 	if sent.Load() != 1 {
 		t.Errorf("a stopping pacer recorded %d of the 1 event waiting in the gate", sent.Load())
+	}
+}
+
+func TestEventPacerTakesTheNamespacesInTurn(t *testing.T) {
+	gate := newStatusGate(clock.RealClock{}, time.Minute)
+	p := newEventPacer(gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const busy = 1000
+	var mu sync.Mutex
+	var got []string
+	quietSent := make(chan struct{})
+	for i := range busy {
+		recordCall(gate, "busy", func() {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprint("busy ", i))
+			if i == 10 {
+				// Recorded while the busy namespace's next event is taken.
+				recordCall(gate, "quiet", func() {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, "quiet")
+					close(quietSent)
+				})
+			}
+		})
+	}
+	go func() { _ = p.Start(ctx) }()
+	select {
+	case <-quietSent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the quiet namespace's event was not recorded within 10s")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The busy namespace's 11th event was taken before the quiet event was
+	// recorded; the quiet one then waits for the 12th only.
+	at := slices.Index(got, "quiet")
+	want := []string{"busy 10", "busy 11", "quiet"}
+	if diff := cmp.Diff(want, got[max(at-2, 0):at+1]); diff != "" {
+		t.Errorf("the events recorded last (-want +got):\n%s", diff)
 	}
 }

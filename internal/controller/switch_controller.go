@@ -261,7 +261,7 @@ func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e eventR
 		ctrl.LoggerFrom(ctx).Error(err, "recording an event", "reason", e.reason)
 		return
 	}
-	r.gate.record(func() { r.Recorder.Eventf(regarding, nil, e.eventType, e.reason, e.action, "%s", e.note) })
+	r.gate.record(r.Recorder, regarding, e)
 }
 
 // announceSwitch counts a switch, with its latency, when a target write

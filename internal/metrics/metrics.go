@@ -245,3 +245,26 @@ func boolFloat(b bool) float64 {
 	}
 	return 0
 }
+
+// Events dropped (docs/behaviour.md, "Statuses before events"): a counter by namespace
+// alone, apart from the set above, since it belongs to no one object.
+
+// EventsDroppedName is the counter of the events of a namespace's switches
+// that the manager dropped.
+const EventsDroppedName = "dynamicingress_events_dropped_total"
+
+var eventsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: EventsDroppedName,
+	Help: "Events of the namespace's switches dropped unrecorded: more than the namespace's bound waited to be recorded. Each overflow is told by one EventsDropped Warning.",
+}, []string{"namespace"})
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(eventsDropped)
+}
+
+// CountEventsDropped counts n more events of namespace dropped. n = 0
+// makes the namespace's series, at zero, before its first drop, so that
+// increase() sees that drop.
+func CountEventsDropped(namespace string, n int) {
+	eventsDropped.WithLabelValues(namespace).Add(float64(n))
+}
