@@ -125,8 +125,16 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
+	// One set of evaluation slots, shared in turn between namespaces, for
+	// body expressions and expected expressions (docs/behaviour.md, "Fair
+	// shares").
+	turns := probe.NewEvaluationTurns()
+	expressions := newExpressionEvaluator(turns)
+	if err := mgr.Add(expressions); err != nil {
+		return fmt.Errorf("setting up the expression evaluator: %w", err)
+	}
 	states := NewStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
-		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)))
+		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)).WithEvaluationTurns(turns))
 	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	states.ClusterResourceNamespace = opts.ClusterResourceNamespace
 	if err := states.SetupWithManager(mgr, opts.ClusterStates); err != nil {
@@ -140,7 +148,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("setting up the event pacer: %w", err)
 	}
-	if err := setupSwitches(mgr, target.Ingress{}, opts, gate); err != nil {
+	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -151,19 +159,20 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	if err := setupSwitches(mgr, routes, opts, gate); err != nil {
+	if err := setupSwitches(mgr, routes, opts, gate, expressions); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
 	}
 	r.ClusterStates = opts.ClusterStates
+	r.expressions = expressions
 	return r.SetupWithManager(mgr)
 }
 

@@ -61,8 +61,9 @@ func runSuite(m *testing.M) int {
 	mgrCfg.QPS, mgrCfg.Burst = 500, 1000
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
-		Scheme:  scheme,
-		Cache:   cacheOptionsExcept(laggingNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace),
+		Scheme: scheme,
+		Cache: cacheOptionsExcept(laggingNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace,
+			unknownNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -91,6 +92,11 @@ type SwitchReconciler struct {
 	// ClusterStates lets switches follow ClusterDynamicIngressStates: the
 	// engine watches them and Namespaces' labels (Options.ClusterStates).
 	ClusterStates bool
+	// expressions evaluates expected expressions off the workers; nil
+	// evaluates them in the reconcile.
+	expressions *expressionEvaluator
+	// queue is this controller's work queue, once it has started.
+	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
@@ -148,6 +154,9 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.writes.forget(sw, req.NamespacedName)
 			r.applied.forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
+			if r.expressions != nil {
+				r.expressions.forget(switchID{kind, req.NamespacedName})
+			}
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -178,9 +187,12 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	active := decision.Active(sw, state, current)
-	if why != nil {
-		active = decision.ActiveUnfollowed(sw, *why, current)
+	active, verdictPending := r.decide(sw, state, why, current, req)
+	if verdictPending {
+		// Its expression is evaluated in its namespace's turn, and the
+		// switch reconciled again once the verdict is known; nothing
+		// changes meanwhile.
+		return ctrl.Result{RequeueAfter: verdictRecheck}, nil
 	}
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
@@ -350,9 +362,15 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 	if err != nil {
 		return nil, nil, err
 	}
-	labels, err := r.namespaceLabels(ctx, sw.GetNamespace())
+	labels, known, err := r.namespaceLabels(ctx, sw.GetNamespace())
 	if err != nil {
 		return nil, nil, err
+	}
+	if !known {
+		// Unknown labels are not "no labels": a grant with NotIn or
+		// DoesNotExist would admit them. Decided again when the
+		// Namespace shows up (namespaceRelabelled).
+		return nil, ptr.To(decision.NamespaceNotKnown(ref.Name, sw.GetNamespace())), nil
 	}
 	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, sw.GetNamespace(), labels); msg != "" {
 		return nil, &decision.Unfollowed{Reason: v1beta1.ReasonStateNotAdmitted, Message: msg}, nil
@@ -361,15 +379,16 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 }
 
 // namespaceLabels are the labels of a namespace, from the cache's
-// metadata-only copy of Namespaces; nil when it is gone.
-func (r *SwitchReconciler) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+// metadata-only copy of Namespaces; known is false when the cache does not
+// hold the namespace (not seen yet, or gone).
+func (r *SwitchReconciler) namespaceLabels(ctx context.Context, name string) (labels map[string]string, known bool, err error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	err := r.Get(ctx, types.NamespacedName{Name: name}, ns, client.UnsafeDisableDeepCopy)
+	err = r.Get(ctx, types.NamespacedName{Name: name}, ns, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return ns.GetLabels(), err
+	return ns.GetLabels(), err == nil, err
 }
 
 // syncTarget makes the target what the template of the mode says (absent
@@ -752,7 +771,7 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
 			WatchesMetadata(&corev1.Namespace{}, r.namespaceRelabelled(), builder.WithPredicates(labelsChanged()))
 	}
-	return b.WatchesRawSource(source.Func(r.releaseHeld)).
+	return b.WatchesRawSource(source.Func(r.releaseHeld)).WatchesRawSource(source.Func(r.keepQueue)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter(),
 			LogConstructor: reconcileLogger(mgr, kindName(r.Kind), r.Kind.SwitchKind())}).
 		Named(kindName(r.Kind)).
@@ -765,6 +784,22 @@ func (r *SwitchReconciler) releaseHeld(_ context.Context, q workqueue.TypedRateL
 	q = lowPriority(q)
 	r.gate.register(r.Kind.SwitchKind(), func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
 	return nil
+}
+
+// keepQueue keeps this controller's queue, for wake: the source that hands
+// it over.
+func (r *SwitchReconciler) keepQueue(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	r.queue.Store(&q)
+	return nil
+}
+
+// wake returns what enqueues req again.
+func (r *SwitchReconciler) wake(req ctrl.Request) func() {
+	return func() {
+		if q := r.queue.Load(); q != nil {
+			(*q).Add(req)
+		}
+	}
 }
 
 // targetChanged enqueues the switch controlling a target that changed at
@@ -915,11 +950,12 @@ func grantChanged(before, after client.Object) bool {
 	return ok1 && ok2 && !equality.Semantic.DeepEqual(c0.Spec.Followers, c1.Spec.Followers)
 }
 
-// labelsChanged passes the updates of a Namespace that change its labels,
-// which a cluster state's grant reads.
+// labelsChanged passes the creation of a Namespace (its labels become
+// known) and the updates that change its labels, which a cluster state's
+// grant reads.
 func labelsChanged() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
+		CreateFunc:  func(event.CreateEvent) bool { return true },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -928,25 +964,42 @@ func labelsChanged() predicate.Predicate {
 	}
 }
 
-// namespaceRelabelled enqueues the switches of this kind in a namespace
-// whose labels changed that follow a cluster state, each expected by the
-// status gate first, as a flip's: the grant may now admit them, or no
+// namespaceRelabelled enqueues the switches of this kind that follow a
+// cluster state in a namespace whose labels changed or became known (it
+// was created, or the manager's cache first listed it), each expected by
+// the status gate first, as a flip's: the grant may now admit them, or no
 // longer.
 func (r *SwitchReconciler) namespaceRelabelled() handler.EventHandler {
 	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueClusterFollowers(ctx, e.Object.GetName(), q)
+		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			list := r.Kind.NewSwitchList()
-			if err := r.List(ctx, list, client.InNamespace(e.ObjectNew.GetName()), client.UnsafeDisableDeepCopy); err != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a namespace", "kind", r.Kind.SwitchKind(), "namespace", e.ObjectNew.GetName())
-				return
-			}
-			var keys []types.NamespacedName
-			for _, sw := range r.Kind.SwitchItems(list) {
-				if sw.SwitchSpec().State.IsCluster() {
-					keys = append(keys, client.ObjectKeyFromObject(sw))
-				}
-			}
-			expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
+			r.enqueueClusterFollowers(ctx, e.ObjectNew.GetName(), q)
 		},
 	}
+}
+
+// enqueueClusterFollowers enqueues the switches of this kind in namespace
+// that follow a cluster state, each expected by the status gate first.
+func (r *SwitchReconciler) enqueueClusterFollowers(ctx context.Context, namespace string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	list := r.Kind.NewSwitchList()
+	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		if strings.Contains(err.Error(), "unknown namespace for the cache") {
+			// A manager started with --namespaces watches every
+			// Namespace's labels but the switches of its namespaces only;
+			// controller-runtime's multi-namespace cache says so in words,
+			// not by an error type.
+			return
+		}
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the switches of a namespace", "kind", r.Kind.SwitchKind(), "namespace", namespace)
+		return
+	}
+	var keys []types.NamespacedName
+	for _, sw := range r.Kind.SwitchItems(list) {
+		if sw.SwitchSpec().State.IsCluster() {
+			keys = append(keys, client.ObjectKeyFromObject(sw))
+		}
+	}
+	expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
 }

@@ -1,0 +1,193 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// verdictRecheck is how long a switch waiting for its expression's verdict
+// waits at most before it is reconciled again; it is enqueued as soon as
+// the verdict is known, so this only bounds a lost wake-up.
+const verdictRecheck = time.Minute
+
+// expressionEvaluator evaluates switches' expected expressions away from
+// the switch workers, in the turns of the manager's evaluation slots that
+// it shares with body expressions (fairshare.Turns), each evaluation
+// charged to the namespace of the switch that asked for it: a namespace
+// whose switches hold thousands of slow, distinct expressions waits for
+// its own evaluations, and the workers go on with other namespaces'
+// switches (docs/behaviour.md, "Fair shares"). A verdict is evaluated once
+// per expression and response, whoever asks, as before.
+type expressionEvaluator struct {
+	turns *fairshare.Turns
+	// ctx ends the evaluations that wait for a turn when the manager
+	// stops.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu sync.Mutex
+	// waiting has, per verdict being evaluated (match.VerdictKey), the
+	// switches to reconcile once it is known.
+	waiting map[string]map[switchID]func()
+	// last has each switch's last verdict, so that a verdict evicted from
+	// the shared cache by thousands of others is not evaluated again for
+	// a switch that already had it.
+	last map[switchID]knownVerdict
+}
+
+// switchID names a switch: its kind and key.
+type switchID struct {
+	kind string
+	key  types.NamespacedName
+}
+
+// knownVerdict is a verdict and the digest of the key of what it is the
+// verdict of (a key holds the expression, which can be long).
+type knownVerdict struct {
+	key     [sha256.Size]byte
+	verdict string
+}
+
+func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
+		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}}
+}
+
+// Start ends the evaluations still waiting for a turn when ctx is done. It
+// implements manager.Runnable.
+func (e *expressionEvaluator) Start(ctx context.Context) error {
+	<-ctx.Done()
+	e.cancel()
+	return nil
+}
+
+// NeedLeaderElection is false: the evaluator only waits for the manager
+// to stop.
+func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
+
+// known returns the verdicts the switch id can decide from now: the ones
+// kept (the shared cache, or its own last one). A verdict that is not
+// kept is evaluated in its namespace's turn, and the switch is reconciled
+// again (wake) once it is known.
+func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdicts {
+	return func(expr string, got match.Response) (string, bool) {
+		key := match.VerdictKey(expr, got)
+		e.mu.Lock()
+		last, ok := e.last[id]
+		e.mu.Unlock()
+		if ok && last.key == sha256.Sum256([]byte(key)) {
+			return last.verdict, true
+		}
+		if v, ok := match.CachedVerdict(expr, got); ok {
+			e.remember(id, key, v)
+			return v, true
+		}
+		e.submit(id, key, expr, got, wake)
+		return "", false
+	}
+}
+
+// remember keeps v as the switch's last verdict.
+func (e *expressionEvaluator) remember(id switchID, key, v string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.last[id] = knownVerdict{key: sha256.Sum256([]byte(key)), verdict: v}
+}
+
+// forget drops what is kept for a switch that is gone.
+func (e *expressionEvaluator) forget(id switchID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.last, id)
+	for _, switches := range e.waiting {
+		delete(switches, id)
+	}
+}
+
+// submit has the verdict key of expr on got evaluated, unless it is being
+// evaluated already, and wake called for id once it is known.
+func (e *expressionEvaluator) submit(id switchID, key, expr string, got match.Response, wake func()) {
+	e.mu.Lock()
+	switches, running := e.waiting[key]
+	if !running {
+		switches = map[switchID]func(){}
+		e.waiting[key] = switches
+	}
+	switches[id] = wake
+	e.mu.Unlock()
+	if !running {
+		go e.evaluate(id.key.Namespace, key, expr, got)
+	}
+}
+
+// errNobodyWaits is why an evaluation is dropped when its turn comes.
+var errNobodyWaits = errors.New("no switch waits for the verdict")
+
+// anyWaiting says whether a switch still waits for the verdict key.
+func (e *expressionEvaluator) anyWaiting(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.waiting[key]) > 0
+}
+
+// evaluate evaluates expr on got in a turn of namespace, then keeps the
+// verdict for every switch that waits for it and wakes them.
+func (e *expressionEvaluator) evaluate(namespace, key, expr string, got match.Response) {
+	turn, err := e.turns.Acquire(e.ctx, namespace)
+	var verdict string
+	if err == nil {
+		if e.anyWaiting(key) {
+			verdict = match.EvaluateVerdict(expr, got)
+		} else {
+			// Every switch that asked for it is gone.
+			err = errNobodyWaits
+		}
+		turn.Done()
+	}
+	e.mu.Lock()
+	switches := e.waiting[key]
+	delete(e.waiting, key)
+	if err == nil {
+		digest := sha256.Sum256([]byte(key))
+		for id := range switches {
+			e.last[id] = knownVerdict{key: digest, verdict: verdict}
+		}
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return
+	}
+	for _, wake := range switches {
+		wake()
+	}
+}
+
+// decide is the Active condition of sw: the mode its state selects (why
+// is nil), or its failure policy's (why says why it follows no state).
+// pending is true while the verdict of its expected expression is being
+// evaluated (expressionEvaluator); the switch is reconciled again once it
+// is known.
+func (r *SwitchReconciler) decide(sw target.Switch, state *v1beta1.DynamicIngressState, why *decision.Unfollowed, current *bool, req ctrl.Request) (active metav1.Condition, pending bool) {
+	switch {
+	case why != nil:
+		return decision.ActiveUnfollowed(sw, *why, current), false
+	case r.expressions == nil:
+		return decision.Active(sw, state, current), false
+	}
+	id := switchID{r.Kind.SwitchKind(), req.NamespacedName}
+	return decision.ActiveKnown(sw, state, current, r.expressions.known(id, r.wake(req)))
+}
