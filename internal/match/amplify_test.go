@@ -55,6 +55,10 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 		tooCostly  = "bodyExpression failed: operation cancelled: actual cost limit exceeded"
 		tooMany    = "bodyExpression failed: the body holds more than 16384 JSON values, the most response.json decodes"
 		anyOutcome = "(any outcome)"
+		// noneOrLate: no error, or, on a loaded machine, stopped at the
+		// time budget; what the case checks is its allocation.
+		noneOrLate = "(no error, or the time budget)"
+		late       = "bodyExpression failed: evaluation exceeded its time budget of 100ms and was stopped"
 	)
 	tests := []struct {
 		name, expr, body, wantErr string
@@ -72,7 +76,7 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 		// Its time, past the budget or just under it, depends on the machine.
 		{"a loop over 16 382 short strings", `response.json.exists(x, x == "b") ? "b" : "none"`, shortStrings, anyOutcome, false},
 		{"the size of 16 382 short strings", `size(response.json)`, shortStrings, "", false},
-		{"a loop over 8191 keys", `response.json.exists(k, k == "b") ? "b" : "none"`, keys.String(), "", false},
+		{"a loop over 8191 keys", `response.json.exists(k, k == "b") ? "b" : "none"`, keys.String(), noneOrLate, false},
 		{"the 5-level nest of a literal", builders.NestedMaps(5, "1"), text, tooCostly, false},
 		{"concatenated bodies", "response.body + response.body + response.body + response.body", text, tooCostly, false},
 		{"a 1 MiB string read whole", "response.json", oneString, "", true},
@@ -88,7 +92,8 @@ func TestAmplifyingExpressionsStayBounded(t *testing.T) {
 			if err != nil {
 				got = err.Error()
 			}
-			if got != tt.wantErr && tt.wantErr != anyOutcome {
+			lateOK := tt.wantErr == noneOrLate && (got == "" || got == late)
+			if got != tt.wantErr && tt.wantErr != anyOutcome && !lateOK {
 				t.Errorf("error = %q, want %q", got, tt.wantErr)
 			}
 			bound := uint64(limit)
