@@ -113,6 +113,12 @@ func platformKillSwitch(k *kubectl) error {
 	if err := k.waitQuietIn(blog, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/site"); err != nil {
 		return err
 	}
+	say("kubectl dynamic wait still returns: it waits for the followers the grant admits, and says")
+	say("which one it left out:")
+	if err := k.showContaining([]string{"Left out 1 follower not admitted by the grant"},
+		"dynamic", "wait", "cdis/global-killswitch", "-A", "--timeout=60s"); err != nil {
+		return err
+	}
 	say("Its failurePolicy (Passive, the default) puts the docs back on their own service; the blog stays on")
 	say("the sorry page. A new switch in %s that follows the kill switch is refused:", docs)
 	if err := k.showRejectedIn(docs, fmt.Sprintf(followerSwitch, docs, "search"), "dynamicingress/search", "spec.stateRef: Forbidden: "+notAdmitted); err != nil {
