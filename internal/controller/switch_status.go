@@ -1,26 +1,22 @@
 package controller
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
-
-// targetResult is what syncing the target came to.
-type targetResult struct {
-	reason  string // Synced, TargetConflict or ApplyFailed
-	message string
-	// from is the mode the target was in before a write, nil when its
-	// shape did not tell or nothing was written.
-	from *bool
-}
 
 // readyCondition says whether the target is what the selected template says.
 // A state that is missing or not followed (why, nil when the switch follows
@@ -103,35 +99,6 @@ func switchedEvent(active metav1.Condition) eventRecord {
 		fmt.Sprintf("Switched to %s mode: %s", decision.ModeName(isActive), active.Message)}
 }
 
-// firstClaimant names the switch of list, other than sw, that names the
-// same target and came first (created earlier; by name on a tie), so that
-// of two switches with one target exactly one acts on it. "" when sw is the
-// first.
-func firstClaimant(list []target.Switch, sw target.Switch) string {
-	var first target.Switch
-	for _, o := range list {
-		if o.GetUID() == sw.GetUID() || target.Key(o) != target.Key(sw) {
-			continue
-		}
-		if claimsBefore(o, sw) && (first == nil || claimsBefore(o, first)) {
-			first = o
-		}
-	}
-	if first == nil {
-		return ""
-	}
-	return first.GetName()
-}
-
-// claimsBefore says whether a was created before b (by name on a tie).
-func claimsBefore(a, b target.Switch) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		return ta.Before(&tb)
-	}
-	return a.GetName() < b.GetName()
-}
-
 // switchLatency is how long a switch took from the moment the state's
 // response changed (its status.lastUpdateTime) until now, when the target
 // has been written. It is known only for a switch that the response caused:
@@ -146,4 +113,67 @@ func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, 
 		return now.Sub(state.Status.LastUpdateTime.Time), true
 	}
 	return 0, false
+}
+
+// nextStatus is the switch's status with both conditions set, nil when
+// that is the status it has.
+func nextStatus(sw target.Switch, active, ready metav1.Condition) *v1beta1.SwitchStatus {
+	before := sw.SwitchStatus()
+	// sw is the cache's own object: the new status is a copy.
+	status := before.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, active)
+	meta.SetStatusCondition(&status.Conditions, ready)
+	status.ObservedGeneration = sw.GetGeneration()
+	if equality.Semantic.DeepEqual(before, status) {
+		return nil
+	}
+	return status
+}
+
+// writeStatus writes status (nothing when nil) and records events for the
+// transitions. It reports whether the status it wrote is a switch between
+// active and passive that was not announced already when the target was
+// written (announced).
+func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus, announced bool) (bool, error) {
+	if status == nil {
+		return false, nil
+	}
+	before := sw.SwitchStatus()
+	patch, err := statusMergePatch(before, status)
+	if err != nil {
+		return false, err
+	}
+	rv, err := r.metadata.patchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
+	if err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	r.writes.wroteVersion(sw, client.ObjectKeyFromObject(sw), rv)
+
+	prevActive := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionActive)
+	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
+	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
+	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
+	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced) {
+		r.event(ctx, sw, e)
+	}
+	return prevActive != nil && prevActive.Status != active.Status && !announced, nil
+}
+
+// statusMergePatch is the JSON merge patch that turns the status before
+// into after: what client.MergeFrom would send for a change of the status
+// alone, without encoding the rest of the object twice.
+func statusMergePatch(before, after *v1beta1.SwitchStatus) ([]byte, error) {
+	from, err := json.Marshal(before)
+	if err != nil {
+		return nil, err
+	}
+	to, err := json.Marshal(after)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]json.RawMessage{"status": diff})
 }
