@@ -43,6 +43,14 @@ type config struct {
 	// noiseFlipN switches, noiseFlipReps flips each way with and without
 	// the noise.
 	noiseStates, noiseFlipN, noiseFlipReps int
+	// The fairness measure: fairStallNamespaces namespaces of
+	// fairStallStates states holding stalling 1 MiB answers (interval and
+	// timeout fairStallInterval), fairSlowStates states of the slowest
+	// bodyExpression, fairExpressions switches with distinct expressions,
+	// and a victim's flip of fairFlipN switches, fairReps flips each way
+	// with and without the noise.
+	fairStallNamespaces, fairStallStates, fairSlowStates, fairExpressions, fairFlipN, fairReps int
+	fairStallInterval                                                                          time.Duration
 	// The cluster state measure: clusterNamespaces namespaces of
 	// clusterPerNamespace DynamicIngresses following one
 	// ClusterDynamicIngressState, clusterFlipReps flips each way of the
@@ -87,6 +95,16 @@ var smallConfig = config{
 	noiseStates:   10,
 	noiseFlipN:    50,
 	noiseFlipReps: 1,
+	// One namespace of stalling answers, a few slow states, fifty
+	// expressions (about 15s at their namespace's share) and the small
+	// flip: the structure of the fairness measure.
+	fairStallNamespaces: 1,
+	fairStallStates:     2,
+	fairSlowStates:      5,
+	fairExpressions:     50,
+	fairFlipN:           50,
+	fairReps:            1,
+	fairStallInterval:   2 * time.Second,
 	// The flip of 50 over five namespaces: the structure of the cluster
 	// state measure.
 	clusterNamespaces:   5,
@@ -129,7 +147,16 @@ var fullConfig = config{
 	noiseStates:       100,
 	noiseFlipN:        500,
 	noiseFlipReps:     3,
-	clusterNamespaces: 20,
+	// Each noisy phase lasts as long as 2000 evaluations of about 80ms at
+	// their namespace's quarter of a core: about 11 minutes.
+	fairStallNamespaces: 5,
+	fairStallStates:     8,
+	fairSlowStates:      100,
+	fairExpressions:     2000,
+	fairFlipN:           500,
+	fairReps:            2,
+	fairStallInterval:   16 * time.Second,
+	clusterNamespaces:   20,
 	// 2000 switches, as the largest flip of one state.
 	clusterPerNamespace: 100,
 	clusterFlipReps:     5,
@@ -209,9 +236,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, cluster, plugin, noise) runs some measures only,
+	// memory, scale, cluster, plugin, noise, fairness) runs some measures only,
 	// without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "plugin": true, "noise": true}
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "plugin": true, "noise": true, "fairness": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -219,7 +246,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, plugin, noise", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, plugin, noise, fairness", only)
 			}
 			run[f] = true
 		}
@@ -328,6 +355,12 @@ func runBench(t *testing.T, cfg config) {
 			t.Fatalf("noise: %v", err)
 		}
 		checkNoise(t, cfg, b.report.noise)
+	}
+	if run["fairness"] {
+		if b.report.fairness, err = b.fairness(ctx); err != nil {
+			t.Fatalf("fairness: %v", err)
+		}
+		checkFairness(t, cfg, b.report.fairness)
 	}
 	b.report.elapsed = time.Since(b.started)
 	b.report.loadAfter = loadAverage()

@@ -29,6 +29,7 @@ type report struct {
 	cluster               *clusterResult
 	plugin                *pluginResult
 	noise                 *noiseResult
+	fairness              *fairResult
 }
 
 // table builds a Markdown table.
@@ -307,6 +308,9 @@ func (rep *report) markdown() string {
 	if rep.noise != nil {
 		rep.noise.summaryRows(sum)
 	}
+	if rep.fairness != nil {
+		rep.fairness.summaryRows(sum)
+	}
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
@@ -441,6 +445,9 @@ func (rep *report) markdown() string {
 	}
 	if n := rep.noise; n != nil {
 		w("%s\n", n.markdown())
+	}
+	if f := rep.fairness; f != nil {
+		w("%s\n", f.markdown())
 	}
 	if m := rep.memory; m != nil {
 		w("#### Memory\n\n")
