@@ -41,6 +41,10 @@ type expressionEvaluator struct {
 	// the shared cache by thousands of others is not evaluated again for
 	// a switch that already had it.
 	last map[switchID]knownVerdict
+	// waitsFor has the verdict key each waiting switch waits for: a switch
+	// whose state answered anew waits for the new one only, and an
+	// evaluation no switch waits for any more is dropped.
+	waitsFor map[switchID]string
 }
 
 // switchID names a switch: its kind and key.
@@ -59,7 +63,7 @@ type knownVerdict struct {
 func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
-		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}}
+		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}}
 }
 
 // Start ends the evaluations still waiting for a turn when ctx is done. It
@@ -108,8 +112,14 @@ func (e *expressionEvaluator) forget(id switchID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.last, id)
-	for _, switches := range e.waiting {
-		delete(switches, id)
+	e.stopWaitingLocked(id)
+}
+
+// stopWaitingLocked takes id off the switches that wait for a verdict.
+func (e *expressionEvaluator) stopWaitingLocked(id switchID) {
+	if key, ok := e.waitsFor[id]; ok {
+		delete(e.waiting[key], id)
+		delete(e.waitsFor, id)
 	}
 }
 
@@ -117,12 +127,16 @@ func (e *expressionEvaluator) forget(id switchID) {
 // evaluated already, and wake called for id once it is known.
 func (e *expressionEvaluator) submit(id switchID, key, expr string, got match.Response, wake func()) {
 	e.mu.Lock()
+	if e.waitsFor[id] != key {
+		e.stopWaitingLocked(id)
+	}
 	switches, running := e.waiting[key]
 	if !running {
 		switches = map[switchID]func(){}
 		e.waiting[key] = switches
 	}
 	switches[id] = wake
+	e.waitsFor[id] = key
 	e.mu.Unlock()
 	if !running {
 		go e.evaluate(id.key.Namespace, key, expr, got)
@@ -156,6 +170,9 @@ func (e *expressionEvaluator) evaluate(namespace, key, expr string, got match.Re
 	e.mu.Lock()
 	switches := e.waiting[key]
 	delete(e.waiting, key)
+	for id := range switches {
+		delete(e.waitsFor, id)
+	}
 	if err == nil {
 		digest := sha256.Sum256([]byte(key))
 		for id := range switches {

@@ -136,6 +136,11 @@ func TestEvaluationsWaitForASlot(t *testing.T) {
 	if e.Reason != ReasonTimeout || e.Message != want {
 		t.Errorf("got %q (%s), want %q (timeout)", e.Message, e.Reason, want)
 	}
+	// Paced as if it had evaluated for a whole budget: 5s at a 1s interval.
+	_, used, _ := p.probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: 200 * time.Millisecond, BodyExpression: "response.json.v", Tenant: "shop"}, time.Second)
+	if pause := pacedPause(used, time.Second, func(time.Duration) time.Duration { return 0 }); pause != 5*time.Second {
+		t.Errorf("a probe that found no turn pauses its state %s, want 5s", pause)
+	}
 	if got, err := p.Probe(context.Background(), Request{Method: "GET", URL: srv.URL, Timeout: time.Second}); err != nil || got.Body != `{"v":1}` {
 		t.Errorf("a probe without a body expression: %+v, %v", got, err)
 	}

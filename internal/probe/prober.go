@@ -282,6 +282,10 @@ func (p *Prober) probe(ctx context.Context, r Request, interval time.Duration) (
 	}
 	turn, err := p.turns.Acquire(ctx, r.Tenant)
 	if err != nil {
+		// Paced as if it had evaluated for a whole budget: a state whose
+		// namespace has no turn to spare probes less often, rather than
+		// reading an answer at every tick only to wait again.
+		used.evaluation = match.EvaluationBudget
 		return Response{}, used, f.errorf(ReasonTimeout, "timed out waiting for its turn at the manager's %d expression evaluations (shared in turn between namespaces, each namespace held to %d%% of a core)",
 			MaxConcurrentEvaluations, int(NamespaceEvaluationShare*100))
 	}
