@@ -8,7 +8,10 @@ import (
 // DynamicHTTPRouteSpec declares one target HTTPRoute, the two shapes it
 // takes, and the state that selects between them.
 // +kubebuilder:validation:XValidation:rule="has(self.passiveRoute) || has(self.activeRoute)",message="at least one of passiveRoute and activeRoute must be set"
-// +kubebuilder:validation:XValidation:rule="has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) && has(self.allOf))",message="at most one of anyOf and allOf may be set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) || has(self.allOf)) || !(has(self.state) || has(self.stateRef) || has(self.expected))",message="anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.expected)",message="expected is required with state or stateRef"
 type DynamicHTTPRouteSpec struct {
 	// target names the HTTPRoute that this DynamicHTTPRoute creates and
 	// owns. It cannot be changed after creation.
@@ -42,9 +45,28 @@ type DynamicHTTPRouteSpec struct {
 	StateRef *StateReference `json:"stateRef,omitempty"`
 
 	// expected is the response that makes this DynamicHTTPRoute active.
-	// Every field that is set must match the state's response.
-	// +required
-	Expected ExpectedResponse `json:"expected"`
+	// Every field that is set must match the state's response. Required
+	// with state or stateRef.
+	// +optional
+	Expected ExpectedResponse `json:"expected,omitzero"`
+
+	// anyOf lists several states: active when any entry's state matches.
+	// Instead of state, stateRef and expected.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	AnyOf []StateEntry `json:"anyOf,omitempty"`
+
+	// allOf lists several states: active when every entry's state
+	// matches. Instead of state, stateRef and expected.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	AllOf []StateEntry `json:"allOf,omitempty"`
 
 	// failurePolicy is the mode the target takes while the state gives no
 	// answer: Passive (the default), Active, or Retain.
@@ -90,7 +112,7 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
 // +kubebuilder:selectablefield:JSONPath=`.spec.state`
 // +kubebuilder:selectablefield:JSONPath=`.spec.stateRef.name`
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="StateRef",type=string,JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -124,9 +146,7 @@ type DynamicHTTPRouteList struct {
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
-	return SwitchSpec{Target: d.Spec.Target, State: followedState(d.Spec.State, d.Spec.StateRef), StateName: d.Spec.State, StateRef: d.Spec.StateRef,
-		Expected:      d.Spec.Expected,
-		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override)
 }
 
 // SwitchStatus returns the status, to read and change.

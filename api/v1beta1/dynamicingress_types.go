@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"fmt"
+
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -8,7 +10,10 @@ import (
 // DynamicIngressSpec declares one target Ingress, the two shapes it takes,
 // and the state that selects between them.
 // +kubebuilder:validation:XValidation:rule="has(self.passiveIngress) || has(self.activeIngress)",message="at least one of passiveIngress and activeIngress must be set"
-// +kubebuilder:validation:XValidation:rule="has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) && has(self.allOf))",message="at most one of anyOf and allOf may be set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) || has(self.allOf)) || !(has(self.state) || has(self.stateRef) || has(self.expected))",message="anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.expected)",message="expected is required with state or stateRef"
 type DynamicIngressSpec struct {
 	// target names the Ingress that this DynamicIngress creates and owns.
 	// It cannot be changed after creation.
@@ -41,9 +46,30 @@ type DynamicIngressSpec struct {
 	StateRef *StateReference `json:"stateRef,omitempty"`
 
 	// expected is the response that makes this DynamicIngress active. Every
-	// field that is set must match the state's response.
-	// +required
-	Expected ExpectedResponse `json:"expected"`
+	// field that is set must match the state's response. Required with
+	// state or stateRef.
+	// +optional
+	Expected ExpectedResponse `json:"expected,omitzero"`
+
+	// anyOf lists several states: the DynamicIngress is active when any
+	// entry's state matches its expected response. Instead of state,
+	// stateRef and expected.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	AnyOf []StateEntry `json:"anyOf,omitempty"`
+
+	// allOf lists several states: the DynamicIngress is active when every
+	// entry's state matches its expected response. Instead of state,
+	// stateRef and expected.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	AllOf []StateEntry `json:"allOf,omitempty"`
 
 	// failurePolicy is the mode the target takes while the state gives no
 	// answer (it has no response, or does not exist): Passive (the default),
@@ -178,6 +204,58 @@ type ExpectedResponse struct {
 	Expression string `json:"expression,omitempty"`
 }
 
+// StateEntry is one of the states a switch with anyOf or allOf follows,
+// with the response it expects of it.
+// +kubebuilder:validation:XValidation:rule="has(self.state) != has(self.stateRef)",message="exactly one of state and stateRef must be set"
+type StateEntry struct {
+	// name names the entry in status.states, conditions and events: a DNS
+	// label, unique in the list.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// state is the name of a DynamicIngressState in the same namespace.
+	// Exactly one of state and stateRef is set.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	State string `json:"state,omitempty"`
+
+	// stateRef names the state with its kind, as spec.stateRef does.
+	// Exactly one of state and stateRef is set.
+	// +optional
+	StateRef *StateReference `json:"stateRef,omitempty"`
+
+	// expected is the response of this entry's state that matches.
+	// +required
+	Expected ExpectedResponse `json:"expected"`
+}
+
+// EntryStatus is what one entry of anyOf or allOf decided.
+type EntryStatus struct {
+	// name is the entry's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// matched is True when the entry's state matches its expected
+	// response, False when it answers otherwise, and Unknown when it gives
+	// no answer (NoResponse, StateNotFound, StateNotAdmitted).
+	// +required
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Matched metav1.ConditionStatus `json:"matched"`
+
+	// reason is why: Matched, NotMatched, NoResponse, StateNotFound,
+	// StateNotAdmitted or ClusterStatesNotWatched.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+}
+
 // SwitchStatus is the observed state of a DynamicIngress or a
 // DynamicHTTPRoute.
 type SwitchStatus struct {
@@ -192,6 +270,21 @@ type SwitchStatus struct {
 	// observedGeneration is the metadata.generation last acted upon.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// state is what the STATE column shows: spec.state, or anyOf(N) /
+	// allOf(N) for a list of N states (empty for spec.stateRef, which the
+	// STATEREF column shows).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	State string `json:"state,omitempty"`
+
+	// states are, with anyOf or allOf, what each entry decided, in the
+	// list's order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	States []EntryStatus `json:"states,omitempty"`
 }
 
 // DynamicIngress makes one target Ingress take its active or passive shape,
@@ -202,7 +295,7 @@ type SwitchStatus struct {
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
 // +kubebuilder:selectablefield:JSONPath=`.spec.state`
 // +kubebuilder:selectablefield:JSONPath=`.spec.stateRef.name`
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="StateRef",type=string,JSONPath=`.spec.stateRef.name`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -253,13 +346,92 @@ type SwitchSpec struct {
 	Expected      ExpectedResponse `json:"-"`
 	FailurePolicy FailurePolicy    `json:"-"`
 	Override      Mode             `json:"-"`
+	// AnyOf and AllOf are spec.anyOf and spec.allOf; with either, State,
+	// StateName, StateRef and Expected are empty.
+	AnyOf []StateEntry `json:"-"`
+	AllOf []StateEntry `json:"-"`
+}
+
+// Combination is how a switch's states decide its mode.
+type Combination string
+
+const (
+	// CombinationSingle is one state: spec.state or spec.stateRef.
+	CombinationSingle Combination = ""
+	// CombinationAnyOf is spec.anyOf: active when any entry matches.
+	CombinationAnyOf Combination = "anyOf"
+	// CombinationAllOf is spec.allOf: active when every entry matches.
+	CombinationAllOf Combination = "allOf"
+)
+
+// FollowedEntry is one state a switch follows and the response it
+// expects of it, its kind always set. Name is empty for a single state.
+type FollowedEntry struct {
+	Name     string
+	State    StateReference
+	Expected ExpectedResponse
+}
+
+// Combination says whether the switch follows one state or a list.
+func (s SwitchSpec) Combination() Combination {
+	switch {
+	case len(s.AnyOf) > 0:
+		return CombinationAnyOf
+	case len(s.AllOf) > 0:
+		return CombinationAllOf
+	}
+	return CombinationSingle
+}
+
+// Entries are the states the switch follows with what it expects of each:
+// the list's entries in order, or the single state as one unnamed entry.
+func (s SwitchSpec) Entries() []FollowedEntry {
+	list := s.AnyOf
+	if len(list) == 0 {
+		list = s.AllOf
+	}
+	if len(list) == 0 {
+		return []FollowedEntry{{State: s.State, Expected: s.Expected}}
+	}
+	out := make([]FollowedEntry, len(list))
+	for i, e := range list {
+		out[i] = FollowedEntry{Name: e.Name, State: followedState(e.State, e.StateRef), Expected: e.Expected}
+	}
+	return out
+}
+
+// FollowsCluster says whether any state the switch follows is a
+// ClusterDynamicIngressState.
+func (s SwitchSpec) FollowsCluster() bool {
+	for _, e := range s.Entries() {
+		if e.State.IsCluster() {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is what the STATE column shows (status.state): spec.state, or
+// anyOf(N) / allOf(N); empty for spec.stateRef.
+func (s SwitchSpec) Summary() string {
+	if c := s.Combination(); c != CombinationSingle {
+		return fmt.Sprintf("%s(%d)", c, len(s.AnyOf)+len(s.AllOf))
+	}
+	return s.StateName
+}
+
+// switchSpec is the view of a switch's spec fields.
+func switchSpec(target TargetReference, state string, ref *StateReference, expected ExpectedResponse, anyOf, allOf []StateEntry, policy FailurePolicy, override Mode) SwitchSpec {
+	spec := SwitchSpec{Target: target, FailurePolicy: policy, Override: override, AnyOf: anyOf, AllOf: allOf}
+	if len(anyOf) == 0 && len(allOf) == 0 {
+		spec.State, spec.StateName, spec.StateRef, spec.Expected = followedState(state, ref), state, ref, expected
+	}
+	return spec
 }
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicIngress) SwitchSpec() SwitchSpec {
-	return SwitchSpec{Target: d.Spec.Target, State: followedState(d.Spec.State, d.Spec.StateRef), StateName: d.Spec.State, StateRef: d.Spec.StateRef,
-		Expected:      d.Spec.Expected,
-		FailurePolicy: d.Spec.FailurePolicy, Override: d.Spec.Override}
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override)
 }
 
 // SwitchStatus returns the status, to read and change.
