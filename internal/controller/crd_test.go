@@ -36,10 +36,26 @@ func TestCRDSchemaRejects(t *testing.T) {
 		want string
 	}{
 		{"no template", builders.DynamicIngress(ns, "a").State("s").ExpectCode("200").Obj(), "spec: Invalid value: at least one of passiveIngress and activeIngress must be set"},
+		// An empty expected is not sent (omitzero): a single state then
+		// lacks it.
 		{"empty expected", func() client.Object {
 			di := builders.DynamicIngress(ns, "b").State("s").Passive(okVariant).Obj()
 			return di
-		}(), "spec.expected: Invalid value: at least one of statusCode, body and expression must be set"},
+		}(), "spec: Invalid value: expected is required with state or stateRef"},
+		{"anyOf with state", builders.DynamicIngress(ns, "b2").AnyOf(builders.Entry("a", "s", "503")).State("s").Passive(okVariant).Obj(),
+			"spec: Invalid value: anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both"},
+		{"anyOf and allOf", func() client.Object {
+			di := builders.DynamicIngress(ns, "b3").AnyOf(builders.Entry("a", "s", "503")).Passive(okVariant).Obj()
+			di.Spec.AllOf = []v1beta1.StateEntry{builders.Entry("a", "s", "503")}
+			return di
+		}(), "spec: Invalid value: at most one of anyOf and allOf may be set"},
+		{"entry with both state and stateRef", func() client.Object {
+			e := builders.Entry("a", "s", "503")
+			e.StateRef = &v1beta1.StateReference{Name: "t"}
+			return builders.DynamicIngress(ns, "b4").AnyOf(e).Passive(okVariant).Obj()
+		}(), "spec.anyOf[0]: Invalid value: exactly one of state and stateRef must be set"},
+		{"entry name not a DNS label", builders.DynamicIngress(ns, "b5").AllOf(builders.Entry("Platform", "s", "503")).Passive(okVariant).Obj(),
+			`spec.allOf[0].name: Invalid value: "Platform": spec.allOf[0].name in body should match`},
 		{"status code out of range", builders.DynamicIngress(ns, "c").State("s").ExpectCode("600").Passive(okVariant).Obj(), `spec.expected.statusCode: Invalid value: "600": must be an HTTP status code: three digits from 100 to 599`},
 		{"state and probe both", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"}, Spec: v1beta1.DynamicIngressStateSpec{
 			FixedResponse: &v1beta1.FixedResponse{Status: "200"}, Probe: &v1beta1.HTTPProbe{URL: "https://x.example.com"}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,12 +46,17 @@ type expressionEvaluator struct {
 	// whose state answered anew waits for the new one only, and an
 	// evaluation no switch waits for any more is dropped.
 	waitsFor map[switchID]string
+	// entries has the entry names each switch with a list asked verdicts
+	// for, to forget them with the switch.
+	entries map[switchID][]string
 }
 
-// switchID names a switch: its kind and key.
+// switchID names a switch, its kind and key, or one entry of its
+// spec.anyOf / spec.allOf (entry, empty for a single state).
 type switchID struct {
-	kind string
-	key  types.NamespacedName
+	kind  string
+	key   types.NamespacedName
+	entry string
 }
 
 // knownVerdict is a verdict and the digest of the key of what it is the
@@ -63,7 +69,7 @@ type knownVerdict struct {
 func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
-		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}}
+		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}, entries: map[switchID][]string{}}
 }
 
 // Start ends the evaluations still waiting for a turn when ctx is done. It
@@ -83,6 +89,9 @@ func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
 // kept is evaluated in its namespace's turn, and the switch is reconciled
 // again (wake) once it is known.
 func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdicts {
+	if id.entry != "" {
+		e.noteEntry(id)
+	}
 	return func(expr string, got match.Response) (string, bool) {
 		key := match.VerdictKey(expr, got)
 		e.mu.Lock()
@@ -107,12 +116,30 @@ func (e *expressionEvaluator) remember(id switchID, key, v string) {
 	e.last[id] = knownVerdict{key: sha256.Sum256([]byte(key)), verdict: v}
 }
 
-// forget drops what is kept for a switch that is gone.
+// noteEntry records that the switch of id has the entry id.entry.
+func (e *expressionEvaluator) noteEntry(id switchID) {
+	base := switchID{kind: id.kind, key: id.key}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !slices.Contains(e.entries[base], id.entry) {
+		e.entries[base] = append(e.entries[base], id.entry)
+	}
+}
+
+// forget drops what is kept for a switch that is gone, and for each of
+// its entries.
 func (e *expressionEvaluator) forget(id switchID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.last, id)
 	e.stopWaitingLocked(id)
+	for _, name := range e.entries[id] {
+		entry := id
+		entry.entry = name
+		delete(e.last, entry)
+		e.stopWaitingLocked(entry)
+	}
+	delete(e.entries, id)
 }
 
 // stopWaitingLocked takes id off the switches that wait for a verdict.

@@ -25,7 +25,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := switchID{"DynamicIngress", types.NamespacedName{Namespace: "shop", Name: "web"}}
+	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	var woken atomic.Int32
 	known := e.known(id, func() { woken.Add(1) })
 	const expr = `response.code == 201 && "stale-test" != ""`

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -137,7 +136,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.applied.forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
 			if r.expressions != nil {
-				r.expressions.forget(switchID{kind, req.NamespacedName})
+				r.expressions.forget(switchID{kind: kind, key: req.NamespacedName})
 			}
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
@@ -155,13 +154,12 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 
-	state, why, err := r.getState(ctx, sw)
+	f, err := r.resolve(ctx, sw)
 	if err != nil {
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	state = decision.Followed(state, r.fixed.at(state))
-	current, err := r.retainedMode(ctx, sw, state)
+	current, err := r.retainedMode(ctx, sw, f)
 	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
 		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
 	}
@@ -169,7 +167,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.gate.done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	active, verdictPending := r.decide(sw, state, why, current, req)
+	active, entries, verdictPending := r.decide(sw, f, current, req)
 	if verdictPending {
 		// Its expression is evaluated in its namespace's turn, and the
 		// switch reconciled again once the verdict is known; nothing
@@ -187,8 +185,8 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
 	r.gate.done(kind, req.NamespacedName, ticket)
-	ready := readyCondition(sw, why, active, result)
-	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), sw.SwitchSpec().State.Name, isActive)
+	ready := readyCondition(sw, f.why, active, result)
+	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), stateLabel(sw.SwitchSpec()), isActive)
 
 	if wrote && syncErr == nil {
 		// A flip fans out to every switch of the state: the targets are
@@ -198,7 +196,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// announced now: a state that flaps back before the status is
 		// written changes the target twice and the status never.
 		if switchedByWrite(sw, r.knownMode(sw, result.from), active) {
-			r.announceSwitch(sw, state, active)
+			r.announceSwitch(sw, f.latest(), active)
 		}
 		if held, atMost := r.gate.hold(kind, req.NamespacedName, true); held {
 			// Other targets of the flip are still to be written: the
@@ -208,7 +206,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
-	status := nextStatus(sw, active, ready)
+	status := nextStatus(sw, active, ready, entries)
 	_, pending := r.announced.mode(req.NamespacedName)
 	toWrite := status != nil || pending
 	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
@@ -266,4 +264,15 @@ func (r *SwitchReconciler) announceSwitch(sw target.Switch, state *v1beta1.Dynam
 	latency, known := switchLatency(state, active, r.Clock.Now())
 	metrics.RecordSwitch(r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName(), isActive, latency, known)
 	r.announced.add(client.ObjectKeyFromObject(sw), isActive, switchedEvent(active))
+}
+
+// stateLabel is the state label of a switch's metrics: the state it
+// follows, or for a list its form, as the STATE column shows it
+// (anyOf(2)): an entry deciding now and another later would otherwise
+// make a new series at each flip.
+func stateLabel(spec v1beta1.SwitchSpec) string {
+	if spec.Combination() == v1beta1.CombinationSingle {
+		return spec.State.Name
+	}
+	return spec.Summary()
 }

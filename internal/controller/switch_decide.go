@@ -9,18 +9,30 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// decide is the Active condition of sw: the mode its state selects (why
-// is nil), or its failure policy's (why says why it follows no state).
-// pending is true while the verdict of its expected expression is being
+// decide is the Active condition of sw: the mode what it follows
+// selects, or its failure policy's when it follows no state (f.why says
+// why), with each entry's verdict for a list (nil for a single state).
+// pending is true while the verdict of an expected expression is being
 // evaluated (expressionEvaluator); the switch is reconciled again once it
 // is known.
-func (r *SwitchReconciler) decide(sw target.Switch, state *v1beta1.DynamicIngressState, why *decision.Unfollowed, current *bool, req ctrl.Request) (active metav1.Condition, pending bool) {
-	switch {
-	case why != nil:
-		return decision.ActiveUnfollowed(sw, *why, current), false
-	case r.expressions == nil:
-		return decision.Active(sw, state, current), false
+func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, req ctrl.Request) (active metav1.Condition, entries []v1beta1.EntryStatus, pending bool) {
+	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	if f.entries != nil {
+		if r.expressions != nil {
+			for i := range f.entries {
+				entry := id
+				entry.entry = f.entries[i].Name
+				f.entries[i].Known = r.expressions.known(entry, r.wake(req))
+			}
+		}
+		return decision.ActiveOf(sw, f.entries, current)
 	}
-	id := switchID{r.Kind.SwitchKind(), req.NamespacedName}
-	return decision.ActiveKnown(sw, state, current, r.expressions.known(id, r.wake(req)))
+	switch {
+	case f.why != nil:
+		return decision.ActiveUnfollowed(sw, *f.why, current), nil, false
+	case r.expressions == nil:
+		return decision.Active(sw, f.state, current), nil, false
+	}
+	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.known(id, r.wake(req)))
+	return active, nil, pending
 }

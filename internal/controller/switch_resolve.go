@@ -21,9 +21,9 @@ import (
 // holds this manager's last write to the target (getTarget waits for it),
 // so this is the mode the operator last wrote, and after a restart the mode
 // the target shows.
-func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, state *v1beta1.DynamicIngressState) (*bool, error) {
+func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, f followed) (*bool, error) {
 	key := target.Key(sw)
-	if !decision.RetainsMode(sw, state) || key.Namespace != sw.GetNamespace() {
+	if !f.retainsMode(sw) || key.Namespace != sw.GetNamespace() {
 		// A target in another namespace is refused by syncTarget, unread.
 		return nil, nil
 	}
@@ -31,7 +31,66 @@ func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, s
 	if err != nil {
 		return nil, err
 	}
-	return decision.Current(r.Kind, sw, state, live, r.pendingMode(sw)), nil
+	if f.entries != nil {
+		return decision.CurrentOf(r.Kind, sw, f.entries, live, r.pendingMode(sw)), nil
+	}
+	return decision.Current(r.Kind, sw, f.state, live, r.pendingMode(sw)), nil
+}
+
+// followed is what a switch follows, resolved: its single state (nil when
+// it follows none, and why says why), or each entry of spec.anyOf /
+// spec.allOf.
+type followed struct {
+	state   *v1beta1.DynamicIngressState
+	why     *decision.Unfollowed
+	entries []decision.Entry
+}
+
+// resolve reads what sw follows, each state as the decision reads it
+// (decision.Followed).
+func (r *SwitchReconciler) resolve(ctx context.Context, sw target.Switch) (followed, error) {
+	spec := sw.SwitchSpec()
+	if spec.Combination() == v1beta1.CombinationSingle {
+		state, why, err := r.getState(ctx, sw.GetNamespace(), spec.State)
+		return followed{state: decision.Followed(state, r.fixed.at(state)), why: why}, err
+	}
+	list := spec.Entries()
+	entries := make([]decision.Entry, len(list))
+	for i, e := range list {
+		state, why, err := r.getState(ctx, sw.GetNamespace(), e.State)
+		if err != nil {
+			return followed{}, err
+		}
+		entries[i] = decision.Entry{Name: e.Name, Expected: e.Expected, State: decision.Followed(state, r.fixed.at(state)), Why: why}
+	}
+	return followed{entries: entries}, nil
+}
+
+// retainsMode says whether the decision may depend on the target's
+// current mode (failurePolicy Retain while a state gives no answer).
+func (f followed) retainsMode(sw target.Switch) bool {
+	if f.entries != nil {
+		return decision.RetainsModeOf(sw, f.entries)
+	}
+	return decision.RetainsMode(sw, f.state)
+}
+
+// latest is the followed state changed last, for the switch's latency:
+// the single state, or the entries' state whose response changed last.
+func (f followed) latest() *v1beta1.DynamicIngressState {
+	if f.entries == nil {
+		return f.state
+	}
+	var out *v1beta1.DynamicIngressState
+	for _, e := range f.entries {
+		if e.State == nil || e.State.Status.LastUpdateTime == nil {
+			continue
+		}
+		if out == nil || e.State.Status.LastUpdateTime.After(out.Status.LastUpdateTime.Time) {
+			out = e.State
+		}
+	}
+	return out
 }
 
 // pendingMode is the mode of the switch's last announced target write that
@@ -61,17 +120,16 @@ func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
 	return decision.TargetMode(r.Kind, sw, live)
 }
 
-// getState returns the state the switch follows (spec.state or
-// spec.stateRef), as the decisions read it: a DynamicIngressState in the
-// switch's namespace, or the view of a ClusterDynamicIngressState whose
-// grant admits the namespace. When there is none to follow it returns nil
+// getState returns the state ref that a switch in namespace follows, as
+// the decisions read it: a DynamicIngressState in the switch's namespace,
+// or the view of a ClusterDynamicIngressState whose grant admits the
+// namespace. When there is none to follow it returns nil
 // and why: the state does not exist, its grant does not admit the
 // namespace, or this manager does not watch cluster states.
-func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
-	ref := sw.SwitchSpec().State
+func (r *SwitchReconciler) getState(ctx context.Context, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
 	if !ref.IsCluster() {
 		state := &v1beta1.DynamicIngressState{}
-		err := r.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: ref.Name}, state, client.UnsafeDisableDeepCopy)
+		err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, state, client.UnsafeDisableDeepCopy)
 		if apierrors.IsNotFound(err) {
 			return nil, ptr.To(decision.NotFound(ref)), nil
 		}
@@ -91,7 +149,7 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 	if err != nil {
 		return nil, nil, err
 	}
-	labels, known, err := r.namespaceLabels(ctx, sw.GetNamespace())
+	labels, known, err := r.namespaceLabels(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,9 +157,9 @@ func (r *SwitchReconciler) getState(ctx context.Context, sw target.Switch) (*v1b
 		// Unknown labels are not "no labels": a grant with NotIn or
 		// DoesNotExist would admit them. Decided again when the
 		// Namespace shows up (namespaceRelabelled).
-		return nil, ptr.To(decision.NamespaceNotKnown(ref.Name, sw.GetNamespace())), nil
+		return nil, ptr.To(decision.NamespaceNotKnown(ref.Name, namespace)), nil
 	}
-	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, sw.GetNamespace(), labels); msg != "" {
+	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, namespace, labels); msg != "" {
 		return nil, &decision.Unfollowed{Reason: v1beta1.ReasonStateNotAdmitted, Message: msg}, nil
 	}
 	return state.StateView(), nil, nil

@@ -115,15 +115,18 @@ func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, 
 	return 0, false
 }
 
-// nextStatus is the switch's status with both conditions set, nil when
-// that is the status it has.
-func nextStatus(sw target.Switch, active, ready metav1.Condition) *v1beta1.SwitchStatus {
+// nextStatus is the switch's status with both conditions set, what the
+// STATE column shows and each entry's verdict (status.states, for a list),
+// nil when that is the status it has.
+func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1beta1.EntryStatus) *v1beta1.SwitchStatus {
 	before := sw.SwitchStatus()
 	// sw is the cache's own object: the new status is a copy.
 	status := before.DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, active)
 	meta.SetStatusCondition(&status.Conditions, ready)
 	status.ObservedGeneration = sw.GetGeneration()
+	status.State = sw.SwitchSpec().Summary()
+	status.States = entries
 	if equality.Semantic.DeepEqual(before, status) {
 		return nil
 	}

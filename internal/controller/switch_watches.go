@@ -267,7 +267,7 @@ func (r *SwitchReconciler) enqueueClusterFollowers(ctx context.Context, namespac
 	}
 	var keys []types.NamespacedName
 	for _, sw := range r.Kind.SwitchItems(list) {
-		if sw.SwitchSpec().State.IsCluster() {
+		if sw.SwitchSpec().FollowsCluster() {
 			keys = append(keys, client.ObjectKeyFromObject(sw))
 		}
 	}

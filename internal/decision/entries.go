@@ -227,3 +227,12 @@ func followedEntries(entries []Entry) []Entry {
 	}
 	return out
 }
+
+// CurrentOf is Current for a switch with a list: the mode Retain keeps
+// when the decision may fall to it (RetainsModeOf), nil otherwise.
+func CurrentOf(kind target.Kind, sw target.Switch, entries []Entry, live client.Object, pending *bool) *bool {
+	if !RetainsModeOf(sw, entries) {
+		return nil
+	}
+	return liveMode(kind, sw, live, pending)
+}

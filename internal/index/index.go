@@ -5,6 +5,7 @@ package index
 
 import (
 	"context"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,13 +14,13 @@ import (
 
 const (
 	// State indexes switches (DynamicIngresses, DynamicHTTPRoutes) by the
-	// name of the DynamicIngressState they follow (spec.state, or
-	// spec.stateRef of that kind), so a state change finds every switch it
-	// drives without a full list.
+	// name of the DynamicIngressStates they follow (spec.state, or
+	// spec.stateRef of that kind, or any entry of spec.anyOf / spec.allOf),
+	// so a state change finds every switch it drives without a full list.
 	State = "spec.state"
 	// ClusterState indexes switches by the name of the
-	// ClusterDynamicIngressState they follow (spec.stateRef of that kind),
-	// in every namespace.
+	// ClusterDynamicIngressStates they follow (spec.stateRef of that kind,
+	// or an entry's), in every namespace.
 	ClusterState = "spec.stateRef.cluster"
 	// Target indexes switches by the name of their target (spec.target.name),
 	// so that two switches never share one target.
@@ -37,18 +38,12 @@ type switchSpec interface {
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, obj := range []switchSpec{&v1beta1.DynamicIngress{}, &v1beta1.DynamicHTTPRoute{}} {
 		if err := indexer.IndexField(ctx, obj, State, func(o client.Object) []string {
-			if ref := o.(switchSpec).SwitchSpec().State; !ref.IsCluster() {
-				return []string{ref.Name}
-			}
-			return nil
+			return followed(o.(switchSpec).SwitchSpec(), false)
 		}); err != nil {
 			return err
 		}
 		if err := indexer.IndexField(ctx, obj, ClusterState, func(o client.Object) []string {
-			if ref := o.(switchSpec).SwitchSpec().State; ref.IsCluster() {
-				return []string{ref.Name}
-			}
-			return nil
+			return followed(o.(switchSpec).SwitchSpec(), true)
 		}); err != nil {
 			return err
 		}
@@ -59,4 +54,23 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 		}
 	}
 	return nil
+}
+
+// followed are the names of the states of one kind (cluster or not) that a
+// switch follows: its state, or every entry's of spec.anyOf / spec.allOf,
+// each name once.
+func followed(spec v1beta1.SwitchSpec, cluster bool) []string {
+	if spec.Combination() == v1beta1.CombinationSingle {
+		if spec.State.IsCluster() == cluster {
+			return []string{spec.State.Name}
+		}
+		return nil
+	}
+	var out []string
+	for _, e := range spec.Entries() {
+		if e.State.IsCluster() == cluster && !slices.Contains(out, e.State.Name) {
+			out = append(out, e.State.Name)
+		}
+	}
+	return out
 }
