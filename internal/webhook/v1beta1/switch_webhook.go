@@ -76,7 +76,7 @@ func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
 	}
 	if len(errs) == 0 {
-		errs = append(errs, v.validateAdmitted(ctx, sw)...)
+		errs = append(errs, v.validateAdmitted(ctx, sw, nil)...)
 	}
 	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
@@ -127,10 +127,10 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 			errs = append(errs, v.validateTemplates(ctx, sw, existing)...)
 		}
 	}
-	// Checked when the reference changes: the grant is the platform's to
-	// edit, and an edit of something else must not fail on it.
-	if len(errs) == 0 && old.SwitchSpec().State != sw.SwitchSpec().State {
-		errs = append(errs, v.validateAdmitted(ctx, sw)...)
+	// Checked for a reference the old object did not have: the grant is the
+	// platform's to edit, and an edit of something else must not fail on it.
+	if len(errs) == 0 {
+		errs = append(errs, v.validateAdmitted(ctx, sw, old.SwitchSpec().Entries())...)
 	}
 	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
@@ -223,33 +223,69 @@ func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstruct
 
 // validateAdmitted rejects a switch that follows a ClusterDynamicIngressState
 // whose grant does not admit its namespace, naming the state and the grant
-// (docs/security.md). A cluster state that does not exist yet is accepted:
-// the switch's status says so, and it follows the state once it exists and
-// admits the namespace. So is one the manager may not read (namespaced mode
-// without cluster states): the status says that too.
-func (v SwitchValidator[T]) validateAdmitted(ctx context.Context, sw T) field.ErrorList {
-	ref := sw.SwitchSpec().State
-	if !ref.IsCluster() {
-		return nil
+// (docs/security.md), on the stateRef of the single state or of each entry
+// of spec.anyOf or spec.allOf that names it. A state the switch followed
+// before (before, the old object's entries on update) is not checked again.
+// A cluster state that does not exist yet is accepted: the switch's status
+// says so, and it follows the state once it exists and admits the
+// namespace. So is one the manager may not read (namespaced mode without
+// cluster states): the status says that too.
+func (v SwitchValidator[T]) validateAdmitted(ctx context.Context, sw T, before []v1beta1.FollowedEntry) field.ErrorList {
+	followedBefore := make(map[v1beta1.StateReference]bool, len(before))
+	for _, e := range before {
+		followedBefore[e.State] = true
 	}
-	path := field.NewPath("spec", "stateRef")
-	state := &v1beta1.ClusterDynamicIngressState{}
-	err := v.Reader.Get(ctx, client.ObjectKey{Name: ref.Name}, state)
-	switch {
-	case apierrors.IsNotFound(err), apierrors.IsForbidden(err), meta.IsNoMatchError(err):
-		return nil
-	case err != nil:
-		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading %s: %w", ref, err))}
-	}
-	ns := &corev1.Namespace{}
-	if err := v.Reader.Get(ctx, client.ObjectKey{Name: sw.GetNamespace()}, ns); err != nil {
-		if apierrors.IsForbidden(err) {
-			return nil
+	sws := sw.SwitchSpec()
+	var (
+		errs field.ErrorList
+		ns   *corev1.Namespace
+		// notAdmitted is the refusal of each cluster state read, "" for one
+		// that admits the namespace or cannot be read.
+		notAdmitted = map[string]string{}
+	)
+	for i, e := range sws.Entries() {
+		ref := e.State
+		if !ref.IsCluster() || followedBefore[ref] {
+			continue
 		}
-		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading namespace %q: %w", sw.GetNamespace(), err))}
+		path := stateRefPath(sws.Combination(), i)
+		msg, read := notAdmitted[ref.Name]
+		if !read {
+			state := &v1beta1.ClusterDynamicIngressState{}
+			err := v.Reader.Get(ctx, client.ObjectKey{Name: ref.Name}, state)
+			switch {
+			case apierrors.IsNotFound(err), apierrors.IsForbidden(err), meta.IsNoMatchError(err):
+				notAdmitted[ref.Name] = ""
+				continue
+			case err != nil:
+				errs = append(errs, field.InternalError(path, fmt.Errorf("reading %s: %w", ref, err)))
+				continue
+			}
+			if ns == nil {
+				ns = &corev1.Namespace{}
+				if err := v.Reader.Get(ctx, client.ObjectKey{Name: sw.GetNamespace()}, ns); err != nil {
+					if apierrors.IsForbidden(err) {
+						return errs
+					}
+					return append(errs, field.InternalError(path, fmt.Errorf("reading namespace %q: %w", sw.GetNamespace(), err)))
+				}
+			}
+			msg = decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, ns.Name, ns.Labels)
+			notAdmitted[ref.Name] = msg
+		}
+		if msg != "" {
+			errs = append(errs, field.Forbidden(path, msg))
+		}
 	}
-	if msg := decision.NotAdmitted(ref.Name, state.Spec.Followers.Namespaces, ns.Name, ns.Labels); msg != "" {
-		return field.ErrorList{field.Forbidden(path, msg)}
+	return errs
+}
+
+// stateRefPath is the path of the stateRef of a switch's i-th entry
+// (SwitchSpec.Entries): spec.stateRef for a single state,
+// spec.anyOf[i].stateRef or spec.allOf[i].stateRef in a list.
+func stateRefPath(c v1beta1.Combination, i int) *field.Path {
+	if c == v1beta1.CombinationSingle {
+		return field.NewPath("spec", "stateRef")
 	}
-	return nil
+	return field.NewPath("spec", string(c)).Index(i).Child("stateRef")
 }

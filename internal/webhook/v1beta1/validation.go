@@ -56,7 +56,8 @@ func ValidateDynamicHTTPRoute(old, dhr *v1beta1.DynamicHTTPRoute) field.ErrorLis
 }
 
 // validateSwitch checks what every kind of switch shares: the target, at
-// least one template, the state, expected, failurePolicy and override.
+// least one template, the state with expected or the list of them (anyOf,
+// allOf), failurePolicy and override.
 func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -85,45 +86,154 @@ func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
 		errs = append(errs, field.Required(spec, fmt.Sprintf("at least one of %s and %s must be set (null means no %s in that mode)",
 			strings.TrimPrefix(kind.TemplateField(false), "spec."), strings.TrimPrefix(kind.TemplateField(true), "spec."), targetKind)))
 	}
-	errs = append(errs, validateStateReference(spec, sws)...)
-
-	errs = append(errs, validateExpected(spec.Child("expected"), &sws.Expected)...)
+	errs = append(errs, validateFollowed(spec, followedOf(sw))...)
 	errs = append(errs, validateEnum(spec.Child("failurePolicy"), sws.FailurePolicy,
 		v1beta1.FailurePolicyPassive, v1beta1.FailurePolicyActive, v1beta1.FailurePolicyRetain)...)
 	errs = append(errs, validateEnum(spec.Child("override"), sws.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
 	return errs
 }
 
-// validateStateReference checks that exactly one of spec.state and
-// spec.stateRef names the state, and that the name is one an object can
-// have.
-func validateStateReference(spec *field.Path, sws v1beta1.SwitchSpec) field.ErrorList {
+// MaxStateEntries bounds spec.anyOf and spec.allOf, as the CRD's MaxItems
+// does (docs/behaviour.md).
+const MaxStateEntries = 8
+
+// followed is how a switch names its states, as written: one state
+// (state or stateRef, with expected) or a list (anyOf or allOf). The
+// switch's SwitchSpec leaves the single fields out once a list is set;
+// admission reads them all, to refuse a switch that sets both.
+type followed struct {
+	state        string
+	stateRef     *v1beta1.StateReference
+	expected     v1beta1.ExpectedResponse
+	anyOf, allOf []v1beta1.StateEntry
+}
+
+// followedOf reads the state fields of a switch of either kind.
+func followedOf(sw target.Switch) followed {
+	switch o := sw.(type) {
+	case *v1beta1.DynamicIngress:
+		return followed{o.Spec.State, o.Spec.StateRef, o.Spec.Expected, o.Spec.AnyOf, o.Spec.AllOf}
+	case *v1beta1.DynamicHTTPRoute:
+		return followed{o.Spec.State, o.Spec.StateRef, o.Spec.Expected, o.Spec.AnyOf, o.Spec.AllOf}
+	}
+	sws := sw.SwitchSpec()
+	return followed{sws.StateName, sws.StateRef, sws.Expected, sws.AnyOf, sws.AllOf}
+}
+
+// singleSet names the single-state fields that are set.
+func (f followed) singleSet() []string {
+	var set []string
+	if f.state != "" {
+		set = append(set, "state")
+	}
+	if f.stateRef != nil {
+		set = append(set, "stateRef")
+	}
+	if f.expected != (v1beta1.ExpectedResponse{}) {
+		set = append(set, "expected")
+	}
+	return set
+}
+
+// validateFollowed checks that the switch follows exactly one of a single
+// state (state or stateRef, with expected), an anyOf list and an allOf
+// list, and checks what it follows. A list that is present but empty
+// counts as set: the schema refuses it, and so does validateEntries.
+func validateFollowed(spec *field.Path, f followed) field.ErrorList {
+	if f.anyOf == nil && f.allOf == nil {
+		errs := validateStateReference(spec, f.state, f.stateRef)
+		return append(errs, validateExpected(spec.Child("expected"), &f.expected)...)
+	}
 	var errs field.ErrorList
-	switch {
-	case sws.StateName == "" && sws.StateRef == nil:
-		return field.ErrorList{field.Required(spec, "exactly one of state and stateRef must be set: state names a DynamicIngressState in the same namespace, stateRef a state of either kind")}
-	case sws.StateName != "" && sws.StateRef != nil:
-		return field.ErrorList{field.Forbidden(spec.Child("stateRef"), "exactly one of state and stateRef must be set, and state is set")}
-	case sws.StateName != "":
-		for _, msg := range validation.IsDNS1123Subdomain(sws.StateName) {
-			errs = append(errs, field.Invalid(spec.Child("state"), sws.StateName, msg))
+	lists := []struct {
+		name    string
+		entries []v1beta1.StateEntry
+	}{{"anyOf", f.anyOf}, {"allOf", f.allOf}}
+	if set := f.singleSet(); len(set) > 0 {
+		list := lists[0].name
+		if f.anyOf == nil {
+			list = lists[1].name
 		}
-		return errs
+		verb := "is"
+		if len(set) > 1 {
+			verb = "are"
+		}
+		errs = append(errs, field.Forbidden(spec.Child(list), fmt.Sprintf(
+			"anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both, and %s %s set", strings.Join(set, " and "), verb)))
 	}
-	ref := spec.Child("stateRef")
-	errs = append(errs, validateEnum(ref.Child("kind"), sws.StateRef.Kind, v1beta1.StateKindNamespaced, v1beta1.StateKindCluster)...)
-	if sws.StateRef.Name == "" {
-		return append(errs, field.Required(ref.Child("name"), "the name of the state"))
+	if f.anyOf != nil && f.allOf != nil {
+		errs = append(errs, field.Forbidden(spec.Child("allOf"), "at most one of anyOf and allOf may be set, and anyOf is set"))
 	}
-	for _, msg := range validation.IsDNS1123Subdomain(sws.StateRef.Name) {
-		errs = append(errs, field.Invalid(ref.Child("name"), sws.StateRef.Name, msg))
+	for _, l := range lists {
+		if l.entries != nil {
+			errs = append(errs, validateEntries(spec.Child(l.name), l.entries)...)
+		}
 	}
 	return errs
 }
 
-// validateExpected checks spec.expected: at least one field, a valid
-// status code, a known bodyMatch, and an expression that compiles within
-// the API server's CEL cost limits.
+// validateEntries checks spec.anyOf or spec.allOf: 1 to MaxStateEntries
+// entries, each named by a DNS label unique in the list, and each checked
+// as a single state is: exactly one of state and stateRef, and expected.
+func validateEntries(path *field.Path, entries []v1beta1.StateEntry) field.ErrorList {
+	var errs field.ErrorList
+	switch n := len(entries); {
+	case n == 0:
+		errs = append(errs, field.Required(path, fmt.Sprintf("1 to %d entries, each a state or stateRef with its expected", MaxStateEntries)))
+	case n > MaxStateEntries:
+		errs = append(errs, field.TooMany(path, n, MaxStateEntries))
+	}
+	seen := make(map[string]bool, len(entries))
+	for i, e := range entries {
+		entry := path.Index(i)
+		name := entry.Child("name")
+		switch {
+		case e.Name == "":
+			errs = append(errs, field.Required(name, "a DNS label naming the entry in status.states, conditions and events"))
+		case seen[e.Name]:
+			errs = append(errs, field.Duplicate(name, e.Name))
+		default:
+			for _, msg := range validation.IsDNS1123Label(e.Name) {
+				errs = append(errs, field.Invalid(name, e.Name, msg))
+			}
+		}
+		seen[e.Name] = true
+		errs = append(errs, validateStateReference(entry, e.State, e.StateRef)...)
+		errs = append(errs, validateExpected(entry.Child("expected"), &e.Expected)...)
+	}
+	return errs
+}
+
+// validateStateReference checks that exactly one of state and stateRef
+// under path (spec, or an entry of spec.anyOf or spec.allOf) names the
+// state, and that the name is one an object can have.
+func validateStateReference(path *field.Path, state string, stateRef *v1beta1.StateReference) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case state == "" && stateRef == nil:
+		return field.ErrorList{field.Required(path, "exactly one of state and stateRef must be set: state names a DynamicIngressState in the same namespace, stateRef a state of either kind")}
+	case state != "" && stateRef != nil:
+		return field.ErrorList{field.Forbidden(path.Child("stateRef"), "exactly one of state and stateRef must be set, and state is set")}
+	case state != "":
+		for _, msg := range validation.IsDNS1123Subdomain(state) {
+			errs = append(errs, field.Invalid(path.Child("state"), state, msg))
+		}
+		return errs
+	}
+	ref := path.Child("stateRef")
+	errs = append(errs, validateEnum(ref.Child("kind"), stateRef.Kind, v1beta1.StateKindNamespaced, v1beta1.StateKindCluster)...)
+	if stateRef.Name == "" {
+		return append(errs, field.Required(ref.Child("name"), "the name of the state"))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(stateRef.Name) {
+		errs = append(errs, field.Invalid(ref.Child("name"), stateRef.Name, msg))
+	}
+	return errs
+}
+
+// validateExpected checks an expected response at path (spec.expected, or
+// an entry's): at least one field, a valid status code, a known bodyMatch,
+// and an expression that compiles within the API server's CEL cost limits.
 func validateExpected(path *field.Path, expected *v1beta1.ExpectedResponse) field.ErrorList {
 	var errs field.ErrorList
 	if expected.StatusCode == "" && expected.Body == nil && expected.Expression == "" {
