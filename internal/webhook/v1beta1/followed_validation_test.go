@@ -42,9 +42,15 @@ func TestValidateFollowedStates(t *testing.T) {
 		mutate func(*v1beta1.DynamicIngress)
 		want   field.ErrorList
 	}{
-		{name: "anyOf", mutate: func(di *v1beta1.DynamicIngress) { di.Spec.State, di.Spec.Expected, di.Spec.AnyOf = "", v1beta1.ExpectedResponse{}, []v1beta1.StateEntry{platform, window} }},
-		{name: "allOf", mutate: func(di *v1beta1.DynamicIngress) { di.Spec.State, di.Spec.Expected, di.Spec.AllOf = "", v1beta1.ExpectedResponse{}, []v1beta1.StateEntry{platform, window} }},
-		{name: "allOf of 8 entries", mutate: func(di *v1beta1.DynamicIngress) { di.Spec.State, di.Spec.Expected, di.Spec.AllOf = "", v1beta1.ExpectedResponse{}, nine[:8] }},
+		{name: "anyOf", mutate: func(di *v1beta1.DynamicIngress) {
+			di.Spec.State, di.Spec.Expected, di.Spec.AnyOf = "", v1beta1.ExpectedResponse{}, []v1beta1.StateEntry{platform, window}
+		}},
+		{name: "allOf", mutate: func(di *v1beta1.DynamicIngress) {
+			di.Spec.State, di.Spec.Expected, di.Spec.AllOf = "", v1beta1.ExpectedResponse{}, []v1beta1.StateEntry{platform, window}
+		}},
+		{name: "allOf of 8 entries", mutate: func(di *v1beta1.DynamicIngress) {
+			di.Spec.State, di.Spec.Expected, di.Spec.AllOf = "", v1beta1.ExpectedResponse{}, nine[:8]
+		}},
 		{
 			name:   "anyOf beside state and expected",
 			mutate: func(di *v1beta1.DynamicIngress) { di.Spec.AnyOf = []v1beta1.StateEntry{platform} },
