@@ -119,8 +119,28 @@ func printStatus(o *options, r plugin.Report) error {
 			return err
 		}
 	}
+	var lists []string
+	for _, sw := range append(append([]plugin.SwitchReport{}, r.Switches...), r.NotAdmitted...) {
+		if line := sw.EntriesLine(); line != "" {
+			lists = append(lists, line)
+		}
+	}
+	if len(lists) > 0 {
+		p.printf("Switches with several states (mode from all their entries):\n")
+		for _, line := range lists {
+			p.printf("  %s\n", line)
+		}
+	}
 	p.printf("%s\n", r.Summary.String())
+	printNotes(p, r.Notes)
 	return p.err
+}
+
+// printNotes prints what the plugin could not read.
+func printNotes(p *linePrinter, notes []string) {
+	for _, note := range notes {
+		p.printf("Note: %s\n", note)
+	}
 }
 
 // printSwitches prints switches as a table, nothing when there are none.
@@ -280,14 +300,20 @@ func printPreview(o *options, state string, at time.Time, code, body string, r p
 	if !at.IsZero() {
 		what = fmt.Sprintf("At %s state %q would answer %s %s", at.UTC().Format(time.RFC3339), state, code, body)
 	}
-	if len(r.Changes) == 0 {
-		_, err := fmt.Fprintf(out, "%s: no switch would change mode\n", what)
-		return err
-	}
 	p := &linePrinter{w: out}
+	if len(r.Changes) == 0 {
+		p.printf("%s: no switch would change mode\n", what)
+		printNotes(p, r.Notes)
+		return p.err
+	}
 	p.printf("%s: %d %s would change mode\n", what, len(r.Changes), plural(len(r.Changes), "switch", "switches"))
+	printNotes(p, r.Notes)
 	for _, ch := range r.Changes {
-		p.printf("\n%s %q (target %s): %s -> %s%s\n", ch.Kind, ch.Name, ch.Target, ch.From, ch.To, actionPhrase(ch.Action))
+		follows := ""
+		if ch.Follows != "" {
+			follows = ", " + ch.Follows + " with the other entries as they answer now"
+		}
+		p.printf("\n%s %q (target %s%s): %s -> %s%s\n", ch.Kind, ch.Name, ch.Target, follows, ch.From, ch.To, actionPhrase(ch.Action))
 		if ch.Note != "" {
 			p.printf("  %s\n", ch.Note)
 		}
@@ -361,6 +387,7 @@ func newWaitCommand(o *options) *cobra.Command {
 			if left := report.LeftOut("cdis/" + ref.Name); left != "" {
 				p.printf("%s\n", left)
 			}
+			printNotes(p, report.Notes)
 			return p.err
 		},
 	}

@@ -74,7 +74,8 @@ func fakeClusterAndAdmin(t *testing.T, refused refuse, objs ...client.Object) (u
 			if ref := o.(*v1beta1.DynamicIngress).Spec.StateRef; ref != nil {
 				return []string{ref.Name}
 			}
-			return nil
+			// As the API server evaluates an absent selectable field.
+			return []string{""}
 		}).
 		Build()
 	if refused == nil {

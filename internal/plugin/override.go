@@ -69,6 +69,10 @@ type OverrideResult struct {
 	State        string `json:"state"`
 	// StateKind is the kind of the state the switch follows.
 	StateKind string `json:"stateKind"`
+	// Follows is anyOf(N) or allOf(N) for a switch with a list (State and
+	// StateKind are then empty): StateSelects is what all its entries
+	// select; absent for a single state.
+	Follows string `json:"follows,omitempty"`
 	// CouldNotTell says why the plugin could not tell what the state
 	// selects (the user may not read it): "" when it could.
 	CouldNotTell string `json:"couldNotTell,omitempty"`
@@ -95,6 +99,9 @@ func (r OverrideResult) String() string {
 	if r.DryRun != "" {
 		suffix = fmt.Sprintf(" (%s dry run)", r.DryRun)
 	}
+	if r.Follows != "" {
+		return r.listString(suffix)
+	}
 	if r.CouldNotTell != "" {
 		ref := v1beta1.StateReference{Kind: v1beta1.StateKind(r.StateKind), Name: r.State}
 		if r.Override == "none" {
@@ -106,6 +113,20 @@ func (r OverrideResult) String() string {
 		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode%s", r.Kind, r.Name, r.State, r.StateSelects, suffix)
 	}
 	return fmt.Sprintf("%s %q: spec.override pins %s mode; state %q would select %s mode%s", r.Kind, r.Name, r.Mode, r.State, r.StateSelects, suffix)
+}
+
+// listString is String for a switch with a list.
+func (r OverrideResult) listString(suffix string) string {
+	if r.CouldNotTell != "" {
+		if r.Override == "none" {
+			return fmt.Sprintf("%s %q: spec.override removed; it follows its %s states again; could not tell which mode they select: %s%s", r.Kind, r.Name, r.Follows, r.CouldNotTell, suffix)
+		}
+		return fmt.Sprintf("%s %q: spec.override pins %s mode; could not tell what its %s states would select: %s%s", r.Kind, r.Name, r.Mode, r.Follows, r.CouldNotTell, suffix)
+	}
+	if r.Override == "none" {
+		return fmt.Sprintf("%s %q: spec.override removed; it follows its %s states, which select %s mode%s", r.Kind, r.Name, r.Follows, r.StateSelects, suffix)
+	}
+	return fmt.Sprintf("%s %q: spec.override pins %s mode; its %s states would select %s mode%s", r.Kind, r.Name, r.Mode, r.Follows, r.StateSelects, suffix)
 }
 
 // Override sets spec.override of the switch (removes it for ""), with a
@@ -132,11 +153,15 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 		}
 		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
 	}
+	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), DryRun: opts.DryRun}
+	if sw.SwitchSpec().Combination() != v1beta1.CombinationSingle {
+		return overrideList(ctx, c, kind, sw, mode, result), nil
+	}
 	ref := sw.SwitchSpec().State
 	if ref.Kind == "" {
 		ref.Kind = v1beta1.StateKindNamespaced
 	}
-	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), State: ref.Name, StateKind: string(ref.Kind), DryRun: opts.DryRun}
+	result.State, result.StateKind = ref.Name, string(ref.Kind)
 	state, live, why := decisionInputs(ctx, c, kind, sw)
 	if why != "" {
 		result.Mode, result.StateSelects, result.CouldNotTell = Unknown, Unknown, why
@@ -150,6 +175,49 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	return result, nil
 }
 
+// overrideList completes result for a switch with a list: the mode it now
+// has and what all its entries select (decision.SelectedOf), or why the
+// plugin could not tell (the first state it may not read).
+func overrideList(ctx context.Context, c client.Reader, kind target.Kind, sw target.Switch, mode v1beta1.Mode, result OverrideResult) OverrideResult {
+	spec := sw.SwitchSpec()
+	result.Follows = spec.Summary()
+	var entries []decision.Entry
+	for _, e := range spec.Entries() {
+		// Whether a grant admits the namespace does not depend on the
+		// override: the status's word stands at any generation.
+		state, why := followedRef(ctx, c, sw, e.State, func() bool { return entryReasonIs(sw, e.Name, v1beta1.ReasonStateNotAdmitted) })
+		if why != "" {
+			result.Mode, result.StateSelects = Unknown, Unknown
+			result.CouldNotTell = fmt.Sprintf("entry %q (%s): %s", e.Name, e.State, why)
+			if mode != "" {
+				result.Mode = decision.ModeName(mode == v1beta1.ModeActive)
+			}
+			return result
+		}
+		entry := decision.Entry{Name: e.Name, Expected: e.Expected, State: state}
+		if state == nil {
+			nf := decision.NotFound(e.State)
+			entry.Why = &nf
+		}
+		entries = append(entries, entry)
+	}
+	var live client.Object
+	if spec.FailurePolicy == v1beta1.FailurePolicyRetain {
+		var why string
+		if live, why = liveTarget(ctx, c, kind, sw); why != "" {
+			result.Mode, result.StateSelects, result.CouldNotTell = Unknown, Unknown, why
+			if mode != "" {
+				result.Mode = decision.ModeName(mode == v1beta1.ModeActive)
+			}
+			return result
+		}
+	}
+	cond, _ := decision.DecideOf(kind, sw, entries, live)
+	result.Mode = decision.ModeName(cond.Status == metav1.ConditionTrue)
+	result.StateSelects = decision.ModeName(decision.SelectedOf(kind, sw, entries, live).Status == metav1.ConditionTrue)
+	return result
+}
+
 // decisionInputs reads what the operator decides the switch's mode from:
 // the state it follows (nil when there is none it may follow) and, for a
 // Retain policy, its live target; or why they could not be read.
@@ -159,18 +227,29 @@ func decisionInputs(ctx context.Context, c client.Reader, kind target.Kind, sw t
 		// Only Retain keeps the mode the target is in.
 		return state, nil, why
 	}
+	live, why := liveTarget(ctx, c, kind, sw)
+	if why != "" {
+		return nil, nil, why
+	}
+	return state, live, ""
+}
+
+// liveTarget reads the switch's target: nil when there is none (or it is
+// in another namespace, where the operator writes nothing); or why it
+// could not be read.
+func liveTarget(ctx context.Context, c client.Reader, kind target.Kind, sw target.Switch) (client.Object, string) {
 	k := target.Key(sw)
 	if k.Namespace != sw.GetNamespace() {
-		return state, nil, ""
+		return nil, ""
 	}
 	live := kind.NewTarget()
 	if err := c.Get(ctx, k, live); err != nil {
 		if apierrors.IsNotFound(err) {
-			return state, nil, ""
+			return nil, ""
 		}
-		return nil, nil, cannotRead(fmt.Sprintf("%s %s", kind.TargetGVK().Kind, k), kind.TargetGVK(), k.Namespace, err)
+		return nil, cannotRead(fmt.Sprintf("%s %s", kind.TargetGVK().Kind, k), kind.TargetGVK(), k.Namespace, err)
 	}
-	return state, live, ""
+	return live, ""
 }
 
 // followedState reads the state a switch follows, as the engine decides
@@ -178,7 +257,22 @@ func decisionInputs(ctx context.Context, c client.Reader, kind target.Kind, sw t
 // grant does not admit the switch's namespace; or why it could not be
 // read.
 func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1beta1.DynamicIngressState, string) {
-	ref := sw.SwitchSpec().State
+	return followedRef(ctx, c, sw, sw.SwitchSpec().State, func() bool { return notAdmittedByStatus(sw) })
+}
+
+// notAdmittedByStatus says whether the switch's Ready condition says its
+// cluster state does not admit its namespace (at any generation: whether
+// the grant admits the namespace does not depend on the override).
+func notAdmittedByStatus(sw target.Switch) bool {
+	ready := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionReady)
+	return ready != nil && ready.Reason == v1beta1.ReasonStateNotAdmitted
+}
+
+// followedRef is followedState for the state ref names (the switch's
+// single state, or an entry's); statusNotAdmitted says whether the
+// switch's status says a cluster state ref does not admit its namespace,
+// for a user who may not read the Namespace.
+func followedRef(ctx context.Context, c client.Reader, sw target.Switch, ref v1beta1.StateReference, statusNotAdmitted func() bool) (*v1beta1.DynamicIngressState, string) {
 	if !ref.IsCluster() {
 		state := &v1beta1.DynamicIngressState{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: sw.GetNamespace(), Name: ref.Name}, state); err != nil {
@@ -202,7 +296,7 @@ func followedState(ctx context.Context, c client.Reader, sw target.Switch) (*v1b
 	case apierrors.IsForbidden(err):
 		// Whether the grant admits the namespace does not depend on the
 		// override: the operator's last word on it stands.
-		if ready := meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionReady); ready != nil && ready.Reason == v1beta1.ReasonStateNotAdmitted {
+		if statusNotAdmitted() {
 			return nil, ""
 		}
 		return state.StateView(), ""

@@ -24,6 +24,9 @@ import (
 // shape: fields may be added, never renamed).
 type PreviewReport struct {
 	Changes []Change `json:"changes"`
+	// Notes say what the plugin could not read (Snapshot.Notes): a state
+	// of an entry it may not read counts as Unknown.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Change is a switch that would change mode, and what its target would
@@ -43,6 +46,9 @@ type Change struct {
 	// Note says why there is no diff: the operator would leave the target
 	// alone.
 	Note string `json:"note,omitempty"`
+	// Follows is anyOf(N) or allOf(N) for a switch with a list, whose
+	// modes come from all its entries; absent for a single state.
+	Follows string `json:"follows,omitempty"`
 
 	item   Item
 	active bool
@@ -81,8 +87,10 @@ func ScheduledAt(state *v1beta1.DynamicIngressState, at time.Time) (*v1beta1.Dyn
 // Changes are the switches of the snapshot whose mode the operator would
 // change if the state were would: for each, the mode decided from the
 // state as it is (from) and from would (to), by the operator's own
-// decision. A follower the grant does not admit never changes with the
-// state's answer. Diffs are left empty (see DryRunDiffs).
+// decision; for a switch with anyOf or allOf, with the other entries'
+// states as they are now. A follower the grant does not admit never
+// changes with the state's answer. Diffs are left empty (see
+// DryRunDiffs).
 func Changes(snap *Snapshot, would *v1beta1.DynamicIngressState) []Change {
 	changes := []Change{}
 	for _, item := range snap.Items {
@@ -90,14 +98,19 @@ func Changes(snap *Snapshot, would *v1beta1.DynamicIngressState) []Change {
 			// Its failurePolicy decides, whatever the state answers.
 			continue
 		}
-		from := decision.Decide(item.Kind, item.Switch, snap.State, item.Live).Status == metav1.ConditionTrue
-		to := decision.Decide(item.Kind, item.Switch, would, item.Live).Status == metav1.ConditionTrue
+		now, _ := item.decide(snap.State)
+		then, _ := item.decide(would)
+		from, to := now.Status == metav1.ConditionTrue, then.Status == metav1.ConditionTrue
 		if from == to {
 			continue
 		}
-		changes = append(changes, Change{Kind: item.Kind.SwitchKind(), Name: item.Switch.GetName(),
+		ch := Change{Kind: item.Kind.SwitchKind(), Name: item.Switch.GetName(),
 			Target: target.Key(item.Switch).String(), From: decision.ModeName(from), To: decision.ModeName(to),
-			item: item, active: to})
+			item: item, active: to}
+		if item.Entries != nil {
+			ch.Follows = item.Switch.SwitchSpec().Summary()
+		}
+		changes = append(changes, ch)
 	}
 	return changes
 }
@@ -271,6 +284,6 @@ func PreviewOf(ctx context.Context, c client.Client, kinds []target.Kind, ns str
 	if err != nil {
 		return nil, PreviewReport{}, err
 	}
-	report := PreviewReport{Changes: Changes(snap, state)}
+	report := PreviewReport{Changes: Changes(snap, state), Notes: snap.Notes}
 	return state, report, DryRunDiffs(ctx, c, report.Changes, workers)
 }

@@ -30,8 +30,13 @@ type Item struct {
 	Live   client.Object
 	// NotAdmitted is set for a follower of a cluster state whose status
 	// says the state's grant does not admit its namespace: the operator
-	// decides it as if the state were gone (its failurePolicy).
+	// decides it as if the state were gone (its failurePolicy; for a list,
+	// its other entries and then its failurePolicy).
 	NotAdmitted bool
+	// Entries are, for a switch with spec.anyOf or spec.allOf, its
+	// entries with the states of the others than the snapshot's own
+	// (resolveEntries); nil for a single state.
+	Entries []ItemEntry
 }
 
 // notAdmitted says whether a follower's status, at its current generation,
@@ -50,6 +55,10 @@ type Snapshot struct {
 	State   *v1beta1.DynamicIngressState
 	Cluster bool
 	Items   []Item
+	// Notes say what the plugin could not read: the switches with a list
+	// it may not list, the states of entries it may not read (counted
+	// Unknown).
+	Notes []string
 }
 
 // NotFoundError says that an object the command names does not exist.
@@ -87,13 +96,16 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 		return nil, fmt.Errorf("reading cluster state %q: %w", name, err)
 	}
 	snap := &Snapshot{State: state.StateView(), Cluster: true}
+	ref := v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: name}
+	reader := newStateReader(ctx, c)
 	for _, kind := range kinds {
 		listedNamespaces := map[string]struct{}{}
 		list := kind.NewSwitchList()
 		err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{stateRefField: name})
+		unselected := false
 		if apierrors.IsBadRequest(err) {
 			// A CRD without selectable fields: select here.
-			err = c.List(ctx, list, client.InNamespace(ns))
+			err, unselected = c.List(ctx, list, client.InNamespace(ns)), true
 		}
 		if meta.IsNoMatchError(err) {
 			continue
@@ -101,7 +113,21 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
 		}
-		items := clusterFollowers(kind, kind.SwitchItems(list), name)
+		switches := kind.SwitchItems(list)
+		if err == nil && !unselected {
+			// spec.stateRef.name cannot see the states a list names: the
+			// switches with a list come with a list of their own.
+			lists, note, err := listLists(ctx, c, kind, ns)
+			if err != nil {
+				return nil, err
+			}
+			if note != "" {
+				snap.Notes = append(snap.Notes, note)
+			}
+			switches = append(switches, lists...)
+		}
+		items := clusterFollowers(kind, switches, name)
+		withEntries(items, ref, reader.lookup)
 		// The targets of the namespaces that have followers, a list each:
 		// a user may read only some namespaces.
 		targets := map[types.NamespacedName]client.Object{}
@@ -122,15 +148,57 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 		}
 		snap.Items = append(snap.Items, items...)
 	}
+	snap.Notes = append(snap.Notes, unreadableNotes(snap.Items)...)
 	return snap, nil
 }
 
+// listLists lists the switches of kind in ns ("" every namespace) that
+// have a list (spec.anyOf or spec.allOf), selected on the server as those
+// with neither spec.state nor spec.stateRef.name (an absent selectable
+// field is empty). A user who may list switches only by state (an
+// authorizer that reads field selectors) gets a note instead.
+func listLists(ctx context.Context, c client.Reader, kind target.Kind, ns string) ([]target.Switch, string, error) {
+	list := kind.NewSwitchList()
+	err := c.List(ctx, list, client.InNamespace(ns), listsSelector())
+	switch {
+	case err == nil:
+		return kind.SwitchItems(list), "", nil
+	case apierrors.IsForbidden(err):
+		return nil, listsForbidden(kind, ns, err), nil
+	}
+	return nil, "", fmt.Errorf("listing %s with anyOf or allOf: %w", kindPlural(kind.SwitchKind()), err)
+}
+
+// listsSelector selects the switches with neither spec.state nor
+// spec.stateRef.name: those with spec.anyOf or spec.allOf.
+func listsSelector() client.MatchingFields {
+	return client.MatchingFields{stateField: "", stateRefField: ""}
+}
+
+// listsForbidden is the note for switches with a list that the user may
+// not list.
+func listsForbidden(kind target.Kind, ns string, err error) string {
+	where := fmt.Sprintf("in namespace %q", ns)
+	if ns == "" {
+		where = "in every namespace"
+	}
+	return fmt.Sprintf("%s with anyOf or allOf are left out: listing them %s needs list on %s without a selector on the state: %s",
+		kindPlural(kind.SwitchKind()), where, resourceName(v1beta1.GroupVersion.WithKind(kind.SwitchKind())), oneLineError(err))
+}
+
 // clusterFollowers are the switches of kind among switches that follow the
-// cluster state name, by namespace and name.
+// cluster state name (its single state, or an entry of a list), by
+// namespace and name, each once.
 func clusterFollowers(kind target.Kind, switches []target.Switch, name string) []Item {
 	var items []Item
+	seen := map[types.NamespacedName]bool{}
 	for _, sw := range switches {
-		if ref := sw.SwitchSpec().State; ref.IsCluster() && ref.Name == name {
+		key := client.ObjectKeyFromObject(sw)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if follows(sw, v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: name}) {
 			items = append(items, Item{Kind: kind, Switch: sw, NotAdmitted: notAdmitted(sw)})
 		}
 	}
@@ -155,13 +223,17 @@ func Read(ctx context.Context, c client.Reader, kinds []target.Kind, ns, name st
 		return nil, fmt.Errorf("reading state %q in namespace %q: %w", name, ns, err)
 	}
 	snap := &Snapshot{State: state}
+	ref := v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: name}
+	reader := newStateReader(ctx, c)
 	for _, kind := range kinds {
 		items, err := readKind(ctx, c, kind, ns, name)
 		if err != nil {
 			return nil, err
 		}
+		withEntries(items, ref, reader.lookup)
 		snap.Items = append(snap.Items, items...)
 	}
+	snap.Notes = unreadableNotes(snap.Items)
 	return snap, nil
 }
 
@@ -197,11 +269,17 @@ func readKind(ctx context.Context, c client.Reader, kind target.Kind, ns, state 
 }
 
 // followers are the switches of kind among switches that follow the
-// DynamicIngressState state, by name.
+// DynamicIngressState state (their single state, or an entry of a list),
+// by name, each once.
 func followers(kind target.Kind, switches []target.Switch, state string) []Item {
 	var items []Item
+	seen := map[string]bool{}
 	for _, sw := range switches {
-		if ref := sw.SwitchSpec().State; !ref.IsCluster() && ref.Name == state {
+		if seen[sw.GetName()] {
+			continue
+		}
+		seen[sw.GetName()] = true
+		if follows(sw, v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: state}) {
 			items = append(items, Item{Kind: kind, Switch: sw})
 		}
 	}

@@ -55,7 +55,7 @@ type StateSummary struct {
 
 // ListStates lists the states of ns ("" for every namespace) and the
 // cluster states, each with its response and the number of switches that
-// follow it there: one list per state kind and per switch kind. Cluster
+// follow it there (by their single state or an entry of a list): one list per state kind and per switch kind. Cluster
 // states the user may not list (view bound in one namespace grants no
 // cluster-scoped read) are left out.
 func ListStates(ctx context.Context, c client.Reader, kinds []target.Kind, ns string) ([]StateSummary, error) {
@@ -70,11 +70,19 @@ func ListStates(ctx context.Context, c client.Reader, kinds []target.Kind, ns st
 			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
 		}
 		for _, sw := range kind.SwitchItems(list) {
-			ref := sw.SwitchSpec().State
-			if counts[ref] == nil {
-				counts[ref] = map[string]int{}
+			// A switch with a list follows each state it names, once.
+			counted := map[v1beta1.StateReference]bool{}
+			for _, e := range sw.SwitchSpec().Entries() {
+				ref := v1beta1.StateReference{Kind: e.State.Kind, Name: e.State.Name}
+				if counted[ref] {
+					continue
+				}
+				counted[ref] = true
+				if counts[ref] == nil {
+					counts[ref] = map[string]int{}
+				}
+				counts[ref][sw.GetNamespace()]++
 			}
-			counts[ref][sw.GetNamespace()]++
 		}
 	}
 	var out []StateSummary

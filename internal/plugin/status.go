@@ -37,6 +37,8 @@ type Report struct {
 	// its grant does not admit their namespace, each in the mode its
 	// failurePolicy selects: listed apart, and never waited for.
 	NotAdmitted []SwitchReport `json:"notAdmitted,omitempty"`
+	// Notes say what the plugin could not read (Snapshot.Notes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // StateReport is the state's response.
@@ -73,6 +75,10 @@ type SwitchReport struct {
 	// status is not synced.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Combination is anyOf or allOf for a switch with a list, whose mode
+	// comes from all its Entries; absent for a single state.
+	Combination string        `json:"combination,omitempty"`
+	Entries     []EntryReport `json:"entries,omitempty"`
 }
 
 // Summary counts the switches (Report.Switches), and apart from them the
@@ -127,11 +133,11 @@ func pluralOf(n int, one, many string) string {
 // whether its target is in that mode's shape; the followers the grant does
 // not admit apart, in the mode their failurePolicy selects.
 func Status(snap *Snapshot) (Report, error) {
-	report := Report{State: stateReport(snap.State), Switches: []SwitchReport{}}
+	report := Report{State: stateReport(snap.State), Switches: []SwitchReport{}, Notes: snap.Notes}
 	for _, item := range snap.Items {
 		if item.NotAdmitted {
 			// The operator decides it as if the state were gone.
-			sw, err := switchReport(item, nil)
+			sw, err := switchReport(item, nil, snap.Cluster)
 			if err != nil {
 				return Report{}, err
 			}
@@ -139,7 +145,7 @@ func Status(snap *Snapshot) (Report, error) {
 			report.Summary.NotAdmitted++
 			continue
 		}
-		sw, err := switchReport(item, snap.State)
+		sw, err := switchReport(item, snap.State, snap.Cluster)
 		if err != nil {
 			return Report{}, err
 		}
@@ -168,9 +174,13 @@ func stateReport(state *v1beta1.DynamicIngressState) StateReport {
 	return out
 }
 
-func switchReport(item Item, state *v1beta1.DynamicIngressState) (SwitchReport, error) {
+// switchReport is the item's line, its mode decided with state (nil: as
+// if there were none to follow); cluster says the snapshot is a cluster
+// state's, whose followers are named with their namespace.
+func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool) (SwitchReport, error) {
 	sw := item.Switch
-	active := decision.Decide(item.Kind, sw, state, item.Live).Status == metav1.ConditionTrue
+	cond, verdicts := item.decide(state)
+	active := cond.Status == metav1.ConditionTrue
 	inShape, err := InShape(item.Kind, sw, active, item.Live)
 	if err != nil {
 		return SwitchReport{}, err
@@ -179,8 +189,12 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState) (SwitchReport, 
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
 		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
 	out.Synced, out.Reason, out.Message = StatusShows(sw, active)
-	if ref := sw.SwitchSpec().State; ref.IsCluster() {
+	if cluster {
 		out.Namespace = sw.GetNamespace()
+	}
+	if item.Entries != nil {
+		out.Combination = string(sw.SwitchSpec().Combination())
+		out.Entries = entryReports(item.Entries, verdicts)
 	}
 	if _, ok := item.Kind.(target.HTTPRoute); ok {
 		out.Accepted = accepted(item.Live)

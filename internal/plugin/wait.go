@@ -155,6 +155,12 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 			}
 		}
 		if synced {
+			// And the other states of the followers' lists, once one has.
+			if synced, err = watched.startEntryStates(ctx, syncCtx); err != nil {
+				return 0, Report{}, err
+			}
+		}
+		if synced {
 			snap, err := watched.snapshot()
 			if err != nil {
 				return 0, Report{}, err

@@ -49,6 +49,14 @@ type watchedSnapshot struct {
 	failed      chan error
 	mu          sync.Mutex
 	lastRetried error
+	// entryStates watch the other states that the followers' anyOf and
+	// allOf name, once one does (startEntryStates): the namespaced states
+	// of ns in one informer, each cluster state in one of its own.
+	nsStates      toolscache.SharedIndexInformer
+	clusterStates map[string]toolscache.SharedIndexInformer
+	client        client.WithWatch
+	// notes say which switches with a list the user may not list.
+	notes []string
 }
 
 // source is what one informer lists and watches, as a PermissionError
@@ -79,7 +87,8 @@ type watchedKind struct {
 // Transient errors of the one list it makes itself (switchSelections) are
 // retried until ctx is done.
 func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*watchedSnapshot, error) {
-	w := &watchedSnapshot{ns: ns, ref: ref, changed: make(chan struct{}, 1), failed: make(chan error, 1)}
+	w := &watchedSnapshot{ns: ns, ref: ref, changed: make(chan struct{}, 1), failed: make(chan error, 1),
+		clusterStates: map[string]toolscache.SharedIndexInformer{}, client: c}
 	byName := fields.OneTermEqualSelector("metadata.name", ref.Name)
 	if ref.IsCluster() {
 		w.state = w.informer(c, func() client.ObjectList { return &v1beta1.ClusterDynamicIngressStateList{} }, &v1beta1.ClusterDynamicIngressState{},
@@ -89,7 +98,7 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 			&client.ListOptions{Namespace: ns, FieldSelector: byName}, false)
 	}
 	for _, kind := range kinds {
-		selections, err := retried(ctx, func() ([]*client.ListOptions, error) { return switchSelections(ctx, c, kind, ns, ref) })
+		selected, err := retried(ctx, func() (selections, error) { return switchSelections(ctx, c, kind, ns, ref) })
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			// The kind's CRD is not installed: no switches of it.
 			continue
@@ -97,9 +106,12 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 		if err != nil {
 			return nil, err
 		}
+		if selected.note != "" {
+			w.notes = append(w.notes, selected.note)
+		}
 		wk := watchedKind{kind: kind, client: c,
 			targetList: &client.ListOptions{Namespace: ns, LabelSelector: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue})}}
-		for _, sel := range selections {
+		for _, sel := range selected.options {
 			wk.switches = append(wk.switches, w.informer(c, kind.NewSwitchList, kind.NewSwitch(), sel, false))
 		}
 		w.kinds = append(w.kinds, wk)
@@ -107,33 +119,66 @@ func newWatchedSnapshot(ctx context.Context, c client.WithWatch, kinds []target.
 	return w, nil
 }
 
+// selections are the list options that select the switches of kind
+// following a state, and a note when some could not be selected.
+type selections struct {
+	options []*client.ListOptions
+	note    string
+}
+
 // switchSelections are the list options that select the switches of kind
 // following the state: by spec.state and by spec.stateRef.name on the
-// server (a cluster state's followers by spec.stateRef.name alone), or,
-// when the cluster's CRD has no selectable fields yet (one list of a
-// single item tells), every switch of the namespace.
-func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns string, ref v1beta1.StateReference) ([]*client.ListOptions, error) {
+// server (a cluster state's followers by spec.stateRef.name alone), and
+// the switches with a list (anyOf, allOf: neither field set), which those
+// cannot select; or, when the cluster's CRD has no selectable fields yet
+// (one list of a single item tells), every switch of the namespace. A user
+// who may list switches by state only (an authorizer that reads field
+// selectors) waits for those, and a note says the lists are left out.
+func switchSelections(ctx context.Context, c client.Reader, kind target.Kind, ns string, ref v1beta1.StateReference) (selections, error) {
 	by := func(field string) *client.ListOptions {
 		return &client.ListOptions{Namespace: ns, FieldSelector: fields.OneTermEqualSelector(field, ref.Name)}
 	}
+	lists := &client.ListOptions{Namespace: ns}
+	listsSelector().ApplyToList(lists)
 	probe := by(stateRefField)
 	probe.Limit = 1
 	err := c.List(ctx, kind.NewSwitchList(), probe)
+	var out selections
 	switch {
 	case err == nil && ref.IsCluster():
-		return []*client.ListOptions{by(stateRefField)}, nil
+		out.options = []*client.ListOptions{by(stateRefField)}
 	case err == nil:
-		return []*client.ListOptions{by(stateField), by(stateRefField)}, nil
+		out.options = []*client.ListOptions{by(stateField), by(stateRefField)}
 	case apierrors.IsBadRequest(err):
-		return []*client.ListOptions{{Namespace: ns}}, nil
+		return selections{options: []*client.ListOptions{{Namespace: ns}}}, nil
 	case apierrors.IsForbidden(err):
-		return nil, &PermissionError{Command: "wait", Verb: "list", Resource: resourceName(v1beta1.GroupVersion.WithKind(kind.SwitchKind())), Namespace: ns, Err: err}
+		return selections{}, &PermissionError{Command: "wait", Verb: "list", Resource: resourceName(v1beta1.GroupVersion.WithKind(kind.SwitchKind())), Namespace: ns, Err: err}
+	default:
+		return selections{}, listFailed(kind, ns, err)
 	}
+	probe = &client.ListOptions{}
+	*probe = *lists
+	probe.Limit = 1
+	err = c.List(ctx, kind.NewSwitchList(), probe)
+	switch {
+	case err == nil:
+		out.options = append(out.options, lists)
+	case apierrors.IsForbidden(err):
+		out.note = listsForbidden(kind, ns, err)
+	default:
+		return selections{}, listFailed(kind, ns, err)
+	}
+	return out, nil
+}
+
+// listFailed is the error of a failed list of the switches of kind in ns
+// ("" every namespace).
+func listFailed(kind target.Kind, ns string, err error) error {
 	where := fmt.Sprintf("in namespace %q", ns)
 	if ns == "" {
 		where = "in every namespace"
 	}
-	return nil, fmt.Errorf("listing %s %s: %w", kindPlural(kind.SwitchKind()), where, err)
+	return fmt.Errorf("listing %s %s: %w", kindPlural(kind.SwitchKind()), where, err)
 }
 
 // retried is what list returns, sent again while it fails with a
@@ -263,14 +308,72 @@ func (w *watchedSnapshot) startTargets(ctx, syncBy context.Context) (bool, error
 func (w *watchedSnapshot) hasFollowers(wk *watchedKind) bool {
 	for _, inf := range wk.switches {
 		for _, obj := range inf.GetStore().List() {
-			if sw, ok := obj.(target.Switch); ok {
-				if ref := sw.SwitchSpec().State; ref.IsCluster() == w.ref.IsCluster() && ref.Name == w.ref.Name {
-					return true
-				}
+			if sw, ok := obj.(target.Switch); ok && follows(sw, w.ref) {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// startEntryStates starts watching the states that the followers' lists
+// name besides the state waited for, those not watched yet, as start
+// does: the DynamicIngressStates of the namespace watched (one informer),
+// and each cluster state by name.
+func (w *watchedSnapshot) startEntryStates(ctx, syncBy context.Context) (bool, error) {
+	var started []toolscache.SharedIndexInformer
+	for _, wk := range w.kinds {
+		for _, inf := range wk.switches {
+			for _, obj := range inf.GetStore().List() {
+				sw, ok := obj.(target.Switch)
+				if !ok || sw.SwitchSpec().Combination() == v1beta1.CombinationSingle || !follows(sw, w.ref) {
+					continue
+				}
+				for _, e := range sw.SwitchSpec().Entries() {
+					switch {
+					case sameState(e.State, w.ref):
+					case e.State.IsCluster() && w.clusterStates[e.State.Name] == nil:
+						inf := w.informer(w.client, func() client.ObjectList { return &v1beta1.ClusterDynamicIngressStateList{} }, &v1beta1.ClusterDynamicIngressState{},
+							&client.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", e.State.Name)}, true)
+						w.clusterStates[e.State.Name] = inf
+						started = append(started, inf)
+					case !e.State.IsCluster() && w.nsStates == nil:
+						w.nsStates = w.informer(w.client, func() client.ObjectList { return &v1beta1.DynamicIngressStateList{} }, &v1beta1.DynamicIngressState{},
+							&client.ListOptions{Namespace: w.ns}, false)
+						started = append(started, w.nsStates)
+					}
+				}
+			}
+		}
+	}
+	if len(started) == 0 {
+		return true, nil
+	}
+	return w.run(ctx, syncBy, started)
+}
+
+// entryState is a stateLookup over the watched states: nil when the state
+// does not exist.
+func (w *watchedSnapshot) entryState(k stateKey) (*v1beta1.DynamicIngressState, string) {
+	inf := w.nsStates
+	key := k.namespace + "/" + k.name
+	if k.cluster {
+		inf, key = w.clusterStates[k.name], k.name
+	}
+	if inf == nil {
+		return nil, ""
+	}
+	obj, ok, _ := inf.GetStore().GetByKey(key)
+	if !ok {
+		return nil, ""
+	}
+	switch s := obj.(type) {
+	case *v1beta1.DynamicIngressState:
+		return s, ""
+	case *v1beta1.ClusterDynamicIngressState:
+		return s.StateView(), ""
+	}
+	return nil, ""
 }
 
 // run runs informers until ctx is done and waits for their first lists, as
@@ -311,7 +414,7 @@ func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
 		}
 		return nil, &NotFoundError{Kind: "state", Name: w.ref.Name, Namespace: w.ns}
 	}
-	snap := &Snapshot{State: state, Cluster: w.ref.IsCluster()}
+	snap := &Snapshot{State: state, Cluster: w.ref.IsCluster(), Notes: w.notes}
 	for _, wk := range w.kinds {
 		seen := map[string]bool{}
 		var switches []target.Switch
@@ -331,6 +434,7 @@ func (w *watchedSnapshot) snapshot() (*Snapshot, error) {
 		if w.ref.IsCluster() {
 			items = clusterFollowers(wk.kind, switches, w.ref.Name)
 		}
+		withEntries(items, w.ref, w.entryState)
 		targets := map[types.NamespacedName]client.Object{}
 		if wk.targets != nil {
 			for _, obj := range wk.targets.GetStore().List() {
