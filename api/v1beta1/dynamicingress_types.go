@@ -367,9 +367,9 @@ const (
 // FollowedEntry is one state a switch follows and the response it
 // expects of it, its kind always set. Name is empty for a single state.
 type FollowedEntry struct {
-	Name     string
-	State    StateReference
-	Expected ExpectedResponse
+	Name     string           `json:"-"`
+	State    StateReference   `json:"-"`
+	Expected ExpectedResponse `json:"-"`
 }
 
 // Combination says whether the switch follows one state or a list.
