@@ -51,6 +51,19 @@ func TestAnyOfAdmission(t *testing.T) {
 			"The DynamicIngress \"nine\" is invalid: \n" +
 				"* spec.anyOf: Too many: 9: must have at most 8 items\n" +
 				"* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
+		{"an empty anyOf", "di/empty", fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %s, name: empty}
+spec:
+  target: {name: empty}
+  anyOf: []
+  activeIngress:
+    template:
+      spec: {defaultBackend: {service: {name: sorry, port: {number: 80}}}}
+`, ns),
+			`The DynamicIngress "empty" is invalid: spec.anyOf: Invalid value: 0: spec.anyOf in body should have at least 1 items`},
+		{"a name that is not a DNS label", "di/badname", anyOf("badname", builders.Entry("Window", "flag", "200")).YAML(),
+			`The DynamicIngress "badname" is invalid: spec.anyOf[0].name: Invalid value: "Window": spec.anyOf[0].name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`},
 		{"a duplicate name", "di/duplicate", anyOf("duplicate", window, platform, window).YAML(),
 			`The DynamicIngress "duplicate" is invalid: spec.anyOf[2]: Duplicate value: {"name":"window"}`},
 		{"an entry's stateRef to a cluster state that does not admit the namespace", "di/outside", anyOf("outside", window, platform).YAML(),
