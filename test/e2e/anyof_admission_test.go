@@ -41,6 +41,11 @@ func TestAnyOfAdmission(t *testing.T) {
 	}{
 		{"both anyOf and state", "di/mixed", mixed.YAML(),
 			`The DynamicIngress "mixed" is invalid: spec: Invalid value: anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both`},
+		{"both anyOf and allOf", "di/lists", func() string {
+			w := anyOf("lists", window)
+			w.Obj().Spec.AllOf = []v1beta1.StateEntry{platform}
+			return w.YAML()
+		}(), `The DynamicIngress "lists" is invalid: spec: Invalid value: at most one of anyOf and allOf may be set`},
 		{"an entry with both state and stateRef", "di/both", anyOf("both", window, both).YAML(),
 			`The DynamicIngress "both" is invalid: spec.anyOf[1]: Invalid value: exactly one of state and stateRef must be set`},
 		{"an entry's expression that does not compile", "di/expression", anyOf("expression", platform, badExpression).YAML(),
