@@ -150,5 +150,79 @@ func platformKillSwitch(k *kubectl) error {
 			return err
 		}
 	}
+	if err := k.show(siteBackends...); err != nil {
+		return err
+	}
+	return windowOrKillSwitch(k)
+}
+
+// blogWindow is the blog team's own maintenance window, a fixed state, and
+// its switch following both it and the platform's kill switch (anyOf).
+const blogWindow = `apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngressState
+metadata: {name: blog-window}
+spec:
+  fixedResponse: {status: "200"}
+---
+apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata:
+  name: site
+spec:
+  target: {name: site}
+  anyOf:
+  - name: platform
+    stateRef: {kind: ClusterDynamicIngressState, name: global-killswitch}
+    expected: {statusCode: "503"}
+  - name: window
+    state: blog-window
+    expected: {statusCode: "503"}
+  passiveIngress:
+    template:
+      spec: {rules: [{host: blog.example.com, http: {paths: [{path: /, pathType: Prefix,
+              backend: {service: {name: blog, port: {number: 80}}}}]}}]}
+  activeIngress:
+    template:
+      spec: {rules: [{host: blog.example.com, http: {paths: [{path: /, pathType: Prefix,
+              backend: {service: {name: sorry-page, port: {number: 80}}}}]}}]}
+`
+
+// windowOrKillSwitch shows one switch following two states: the blog's own
+// window OR the platform's kill switch (spec.anyOf).
+func windowOrKillSwitch(k *kubectl) error {
+	say("The blog team also has a maintenance window of its own. One switch obeys both, the window OR")
+	say("the platform's kill switch, with spec.anyOf (docs/recipes.md, recipe 7):")
+	if err := k.showApplyIn(blog, blogWindow, ""); err != nil {
+		return err
+	}
+	if err := k.waitQuietIn(blog, "--for=jsonpath={.status.state}=anyOf(2)", "dynamicingress/site"); err != nil {
+		return err
+	}
+	say("The blog opens its window; the kill switch is off:")
+	if err := k.show("patch", "-n", blog, "dis", "blog-window", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
+		return err
+	}
+	if err := k.waitQuietIn(blog, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/site"); err != nil {
+		return err
+	}
+	if err := k.waitQuietIn(blog, "--for=condition=Active", "dynamicingress/site"); err != nil {
+		return err
+	}
+	say("STATE shows anyOf(2); status.states says what each entry decided, Active names the one that did:")
+	if err := k.show("get", "-n", blog, "dynamicingress", "site"); err != nil {
+		return err
+	}
+	if err := k.showContaining([]string{"platform=False NotMatched", "window=True Matched", `Active: window matched (window: state "blog-window" responded 503 as expected)`},
+		"get", "-n", blog, "dynamicingress", "site", "-o",
+		`jsonpath={range .status.states[*]}{.name}={.matched} {.reason}{"\n"}{end}Active: {.status.conditions[?(@.type=="Active")].message}{"\n"}`); err != nil {
+		return err
+	}
+	say("The window closes: the blog is back.")
+	if err := k.show("patch", "-n", blog, "dis", "blog-window", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`); err != nil {
+		return err
+	}
+	if err := k.waitQuietIn(blog, "--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=blog", "ingress/site"); err != nil {
+		return err
+	}
 	return k.show(siteBackends...)
 }

@@ -352,6 +352,8 @@ func TestRecipesApplyWithTheSamples(t *testing.T) {
 		"dynamicingress.ingress.dynamicingress.io/shop-killswitch created",
 		"dynamichttproute.ingress.dynamicingress.io/shop-route created",
 		"dynamichttproute.ingress.dynamicingress.io/shop-killswitch-route created",
+		"dynamicingressstate.ingress.dynamicingress.io/blog-window created",
+		"dynamicingress.ingress.dynamicingress.io/blog created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k %s printed:\n%s\nwant a line %q", recipesDir, out, want)
@@ -741,6 +743,63 @@ func TestRecipePlatformKillSwitch(t *testing.T) {
 
 	flipClusterState(t, ns, "public-killswitch", "200", "di/shop-killswitch", "dhr/shop-killswitch-route")
 	check("all clear", []string{"shop: shop.example.com/ forward to shop"}, "shop-route: shop")
+}
+
+// TestRecipeWindowOrKillSwitch: one anyOf switch sends the blog to its
+// maintenance page when its own window opens or when the platform's kill
+// switch fires, and back only when neither is on; kubectl shows STATE
+// anyOf(2) and what each entry decided.
+func TestRecipeWindowOrKillSwitch(t *testing.T) {
+	ns := newNamespace(t, "recipe")
+	kubectl(t, "", "label", "namespace", ns, publicTier)
+	for _, file := range []string{"platform-killswitch.yaml", "window-or-killswitch.yaml"} {
+		out, stderr, err := runKubectl("", "apply", "-n", ns, "-f", filepath.Join(recipesDir, file))
+		if err != nil || strings.Contains(stderr, "Warning:") {
+			t.Fatalf("kubectl apply -f %s: %v\n%s%s", file, err, out, stderr)
+		}
+	}
+	t.Cleanup(func() {
+		_, _, _ = runKubectl("", "patch", "cdis", "public-killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`)
+	})
+	waitReady(t, ns)
+	backend := func() string {
+		ing := getIngress(t, ns, "blog")
+		return ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+	}
+	states := func() string {
+		return strings.TrimSpace(kubectl(t, "", "get", "-n", ns, "di", "blog", "-o",
+			`jsonpath={.status.state}{range .status.states[*]} {.name}={.matched}/{.reason}{end}`))
+	}
+	check := func(when, wantBackend, wantStates string) {
+		t.Helper()
+		if got := backend(); got != wantBackend {
+			t.Errorf("%s: blog.example.com goes to %q, want %q", when, got, wantBackend)
+		}
+		if got := states(); got != wantStates {
+			t.Errorf("%s: status.state and status.states = %q, want %q", when, got, wantStates)
+		}
+	}
+	check("neither on", "blog", "anyOf(2) platform=False/NotMatched window=False/NotMatched")
+	if got := tables(kubectl(t, "", "get", "-n", ns, "di", "blog"))[0].cells("STATE", "ACTIVE"); !slices.Equal(got[0], []string{"anyOf(2)", "False"}) {
+		t.Errorf("kubectl get di blog: STATE ACTIVE = %q, want anyOf(2) False", got[0])
+	}
+
+	flipState(t, ns, "blog-window", "503", "di/blog")
+	check("the window open", "blog-maintenance", "anyOf(2) platform=False/NotMatched window=True/Matched")
+
+	kubectl(t, "", "patch", "cdis", "public-killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`)
+	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.states[0].matched}=True", "di/blog", "--timeout=30s")
+	// The window closes while the kill switch is on: still active.
+	kubectl(t, "", "patch", "-n", ns, "dis", "blog-window", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`)
+	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.states[1].matched}=False", "di/blog", "--timeout=30s")
+	waitSwitches(t, ns, true, "di/blog")
+	check("the kill switch on, the window closed", "blog-maintenance", "anyOf(2) platform=True/Matched window=False/NotMatched")
+	if got := kubectl(t, "", "get", "-n", ns, "di", "blog", "-o", `jsonpath={.status.conditions[?(@.type=="Active")].message}`); got != `platform matched (platform: state "public-killswitch" responded 503 as expected)` {
+		t.Errorf("Active's message = %q, want it to name the platform's entry", got)
+	}
+
+	flipClusterState(t, ns, "public-killswitch", "200", "di/blog")
+	check("neither on again", "blog", "anyOf(2) platform=False/NotMatched window=False/NotMatched")
 }
 
 // TestRecipeFilesStayWithinALBLimits reads every recipe file: each ALB
