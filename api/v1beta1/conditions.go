@@ -9,6 +9,19 @@ const (
 	// exactly what the selected template says, and on a DynamicIngressState
 	// when it has a current response.
 	ConditionReady = "Ready"
+	// ConditionServed is True on a switch with spec.served when the data
+	// plane serves its target's current shape.
+	ConditionServed = "Served"
+)
+
+// Reasons of the Served condition.
+const (
+	// ReasonServed: spec.served.url answers as the current mode's shape.
+	ReasonServed = "Served"
+	// ReasonNotServed: it did not within spec.served.timeout.
+	ReasonNotServed = "NotServed"
+	// ReasonChecking: the target was written and url is being requested.
+	ReasonChecking = "Checking"
 )
 
 // Reasons of the DynamicIngress Active condition.

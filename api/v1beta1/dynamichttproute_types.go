@@ -76,6 +76,13 @@ type DynamicHTTPRouteSpec struct {
 	// override pins the mode whatever the state says: Active or Passive.
 	// +optional
 	Override Mode `json:"override,omitempty"`
+
+	// served checks the flip where users see it: after each write of the
+	// target, url is requested every period until it answers as the
+	// current mode's shape does, and every parent of the HTTPRoute has
+	// accepted its current generation (the Served condition).
+	// +optional
+	Served *ServedCheck `json:"served,omitempty"`
 }
 
 // HTTPRouteVariant is one shape of the target HTTPRoute.
@@ -119,6 +126,7 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
+// +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].status`,priority=1
 type DynamicHTTPRoute struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the object's standard metadata.
@@ -146,7 +154,7 @@ type DynamicHTTPRouteList struct {
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
-	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override)
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override, d.Spec.Served)
 }
 
 // SwitchStatus returns the status, to read and change.

@@ -83,6 +83,65 @@ type DynamicIngressSpec struct {
 	// DynamicIngress; removing it returns to the state at once.
 	// +optional
 	Override Mode `json:"override,omitempty"`
+
+	// served checks the flip where users see it: after each write of the
+	// target, url is requested every period until it answers as the
+	// current mode's shape does (the Served condition).
+	// +optional
+	Served *ServedCheck `json:"served,omitempty"`
+}
+
+// ServedCheck is how a switch checks that the data plane serves its
+// target's current shape (docs/behaviour.md, "Served").
+type ServedCheck struct {
+	// url is requested through the data plane: an absolute http or https
+	// URL.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url"`
+
+	// headers sent with each request, as a probe's (a Host header names
+	// the virtual host).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Headers []HTTPHeader `json:"headers,omitempty"`
+
+	// active is what url answers once the active shape is served.
+	// +required
+	Active ExpectedResponse `json:"active"`
+
+	// passive is what url answers once the passive shape is served.
+	// +required
+	Passive ExpectedResponse `json:"passive"`
+
+	// period is how often url is requested while the shape is not served
+	// yet: 250ms to 10s, 1s by default.
+	// +optional
+	Period *metav1.Duration `json:"period,omitempty"`
+
+	// timeout is how long after the target's write the shape must be
+	// served: 5s to 30m, 2m by default; after it, Served is False.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// ServedStatus is the mode the data plane was last seen serving.
+type ServedStatus struct {
+	// mode last seen served.
+	// +required
+	Mode Mode `json:"mode"`
+
+	// since is when it was first seen served.
+	// +required
+	Since metav1.Time `json:"since"`
+
+	// after is how long after the target was written it was seen served,
+	// e.g. "2.31s".
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	After string `json:"after,omitempty"`
 }
 
 // FailurePolicy is the mode a DynamicIngress takes while its state gives no
@@ -278,6 +337,11 @@ type SwitchStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	State string `json:"state,omitempty"`
 
+	// served is, with spec.served, the mode the data plane was last seen
+	// serving.
+	// +optional
+	Served *ServedStatus `json:"served,omitempty"`
+
 	// states are, with anyOf or allOf, what each entry decided, in the
 	// list's order.
 	// +optional
@@ -302,6 +366,7 @@ type SwitchStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
+// +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].status`,priority=1
 type DynamicIngress struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the object's standard metadata.
@@ -350,6 +415,8 @@ type SwitchSpec struct {
 	// StateName, StateRef and Expected are empty.
 	AnyOf []StateEntry `json:"-"`
 	AllOf []StateEntry `json:"-"`
+	// Served is spec.served.
+	Served *ServedCheck `json:"-"`
 }
 
 // Combination is how a switch's states decide its mode.
@@ -421,8 +488,8 @@ func (s SwitchSpec) Summary() string {
 }
 
 // switchSpec is the view of a switch's spec fields.
-func switchSpec(target TargetReference, state string, ref *StateReference, expected ExpectedResponse, anyOf, allOf []StateEntry, policy FailurePolicy, override Mode) SwitchSpec {
-	spec := SwitchSpec{Target: target, FailurePolicy: policy, Override: override, AnyOf: anyOf, AllOf: allOf}
+func switchSpec(target TargetReference, state string, ref *StateReference, expected ExpectedResponse, anyOf, allOf []StateEntry, policy FailurePolicy, override Mode, served *ServedCheck) SwitchSpec {
+	spec := SwitchSpec{Target: target, FailurePolicy: policy, Override: override, AnyOf: anyOf, AllOf: allOf, Served: served}
 	if len(anyOf) == 0 && len(allOf) == 0 {
 		spec.State, spec.StateName, spec.StateRef, spec.Expected = followedState(state, ref), state, ref, expected
 	}
@@ -431,7 +498,7 @@ func switchSpec(target TargetReference, state string, ref *StateReference, expec
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicIngress) SwitchSpec() SwitchSpec {
-	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override)
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override, d.Spec.Served)
 }
 
 // SwitchStatus returns the status, to read and change.

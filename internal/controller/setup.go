@@ -133,8 +133,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(expressions); err != nil {
 		return fmt.Errorf("setting up the expression evaluator: %w", err)
 	}
+	secrets := newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)
 	states := NewStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
-		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)).WithEvaluationTurns(turns))
+		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns))
 	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	states.ClusterResourceNamespace = opts.ClusterResourceNamespace
 	if err := states.SetupWithManager(mgr, opts.ClusterStates); err != nil {
@@ -148,7 +149,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("setting up the event pacer: %w", err)
 	}
-	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions); err != nil {
+	// Switches' spec.served checks, through the same address guard as
+	// probes (docs/behaviour.md, "Served").
+	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns))
+	if err := mgr.Add(served); err != nil {
+		return fmt.Errorf("setting up the served checks: %w", err)
+	}
+	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -159,20 +166,21 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	if err := setupSwitches(mgr, routes, opts, gate, expressions); err != nil {
+	if err := setupSwitches(mgr, routes, opts, gate, expressions, served); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator, served *servedChecks) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
 	}
 	r.ClusterStates = opts.ClusterStates
 	r.expressions = expressions
+	r.served = served
 	return r.SetupWithManager(mgr)
 }
 

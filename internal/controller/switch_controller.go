@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
@@ -76,6 +77,8 @@ type SwitchReconciler struct {
 	// expressions evaluates expected expressions off the workers; nil
 	// evaluates them in the reconcile.
 	expressions *expressionEvaluator
+	// served checks spec.served after target writes; nil checks nothing.
+	served *servedChecks
 	// queue is this controller's work queue, once it has started.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
@@ -138,6 +141,9 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if r.expressions != nil {
 				r.expressions.forget(switchID{kind: kind, key: req.NamespacedName})
 			}
+			if r.served != nil {
+				r.served.forget(switchID{kind: kind, key: req.NamespacedName})
+			}
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -198,6 +204,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if switchedByWrite(sw, r.knownMode(sw, result.from), active) {
 			r.announceSwitch(sw, f.latest(), active)
 		}
+		r.checkServed(sw, req, isActive)
 		if held, atMost := r.gate.hold(kind, req.NamespacedName, true); held {
 			// Other targets of the flip are still to be written: the
 			// status waits for them without a reconcile in between.
@@ -206,7 +213,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
-	status := nextStatus(sw, active, ready, entries)
+	status := nextStatus(sw, active, ready, entries, r.servedView(sw, req, isActive))
 	_, pending := r.announced.mode(req.NamespacedName)
 	toWrite := status != nil || pending
 	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
@@ -275,4 +282,22 @@ func stateLabel(spec v1beta1.SwitchSpec) string {
 		return spec.State.Name
 	}
 	return spec.Summary()
+}
+
+// checkServed starts the check of spec.served after the target of sw was
+// written in the mode active.
+func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
+	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
+		id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+		r.served.start(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
+	}
+}
+
+// servedView is what the status shows of spec.served (servedChecks.view).
+func (r *SwitchReconciler) servedView(sw target.Switch, req ctrl.Request, active bool) servedView {
+	if r.served == nil {
+		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
+	}
+	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	return r.served.view(sw, id, active, func() { r.checkServed(sw, req, active) })
 }

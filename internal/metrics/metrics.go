@@ -31,6 +31,8 @@ const (
 	ProbeDurationName = "dynamicingressstate_probe_duration_seconds"
 	ProbeFailuresName = "dynamicingressstate_probe_failures_total"
 	StateUpName       = "dynamicingressstate_up"
+	ServedName        = "dynamicingress_served_seconds"
+	NotServedName     = "dynamicingress_not_served_total"
 )
 
 // FailureReasons are the values of the reason label of ProbeFailuresName,
@@ -65,6 +67,8 @@ type set struct {
 	probeDuration *prometheus.HistogramVec
 	probeFailures *prometheus.CounterVec
 	stateUp       *prometheus.GaugeVec
+	served        *prometheus.HistogramVec
+	notServed     *prometheus.CounterVec
 
 	mu sync.Mutex
 	// targetState is the state label of each target's active series, so
@@ -106,13 +110,22 @@ func newSet() *set {
 			Name: StateUpName,
 			Help: "1 while the state has a response (a status code), 0 while it has none.",
 		}, []string{"namespace", "name"}),
+		served: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    ServedName,
+			Help:    "Time from a switch's target written to spec.served.url answering with its shape (the Served condition turning True).",
+			Buckets: switchLatencyBuckets,
+		}, []string{"kind"}),
+		notServed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NotServedName,
+			Help: "Target writes whose shape spec.served.url did not answer with within spec.served.timeout (the Served condition turning False).",
+		}, []string{"namespace", "name", "kind"}),
 		targetState: map[targetKey]string{},
 		probed:      map[stateKey]struct{}{},
 	}
 }
 
 func (s *set) collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.active, s.switches, s.switchLatency, s.probeDuration, s.probeFailures, s.stateUp}
+	return []prometheus.Collector{s.active, s.switches, s.switchLatency, s.probeDuration, s.probeFailures, s.stateUp, s.served, s.notServed}
 }
 
 // current is the set the package functions write to.
@@ -182,6 +195,7 @@ func (s *set) forgetTarget(kind, namespace, name string) {
 	labels := prometheus.Labels{"namespace": namespace, "name": name, "kind": kind}
 	s.active.DeletePartialMatch(labels)
 	s.switches.DeletePartialMatch(labels)
+	s.notServed.DeletePartialMatch(labels)
 }
 
 // ObserveProbe records one probe of a state, failed or not: its duration,
@@ -267,4 +281,15 @@ func init() {
 // increase() sees that drop.
 func CountEventsDropped(namespace string, n int) {
 	eventsDropped.WithLabelValues(namespace).Add(float64(n))
+}
+
+// RecordServed observes how long after its target was written a switch's
+// shape was served (served), or counts a write whose shape was not served
+// within the timeout.
+func RecordServed(kind, namespace, name string, served bool, after time.Duration) {
+	if served {
+		current.served.WithLabelValues(kind).Observe(max(after, 0).Seconds())
+		return
+	}
+	current.notServed.WithLabelValues(namespace, name, kind).Inc()
 }

@@ -1,0 +1,346 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/reference"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// The defaults and bounds of spec.served (docs/behaviour.md, "Served").
+const (
+	DefaultServedPeriod  = time.Second
+	DefaultServedTimeout = 2 * time.Minute
+	// maxServedRequestTimeout bounds one request of a check.
+	maxServedRequestTimeout = 10 * time.Second
+)
+
+// servedChecks requests switches' spec.served.url after their targets are
+// written, until each answers with the shape of the mode written (Served)
+// or the check's timeout passes (NotServed). Checks of the same URL and
+// headers share each request, whatever their number; once a check is
+// decided nothing is requested for it until the target is written again.
+type servedChecks struct {
+	prober *probe.Prober
+	// ctx ends every check when the manager stops.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu sync.Mutex
+	// groups are the running request loops, by request key.
+	groups map[string]*servedGroup
+	// pending has each switch's check in progress.
+	pending map[switchID]*servedCheck
+	// results has each switch's last decided check.
+	results map[switchID]servedResult
+	// resumed has the switches checked once since the manager started
+	// although no target write asked for it (see condition).
+	resumed map[switchID]bool
+}
+
+// servedCheck is one switch's check of the mode it wrote.
+type servedCheck struct {
+	id       switchID
+	group    string
+	active   bool
+	want     match.Expected
+	written  time.Time
+	deadline time.Time
+	period   time.Duration
+	// last is the last answer, for the NotServed message.
+	last string
+	// done is called once the check is decided: the switch's status
+	// shows it, and events and metrics are recorded.
+	done func(servedResult)
+}
+
+// servedResult is a decided check.
+type servedResult struct {
+	active bool
+	served bool
+	at     time.Time
+	after  time.Duration
+	last   string
+}
+
+// servedGroup is one request loop: the checks that share its requests.
+type servedGroup struct {
+	req    probe.Request
+	checks map[switchID]*servedCheck
+}
+
+func newServedChecks(prober *probe.Prober) *servedChecks {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &servedChecks{prober: prober, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
+		pending: map[switchID]*servedCheck{}, results: map[switchID]servedResult{}, resumed: map[switchID]bool{}}
+}
+
+// Start stops every check when ctx is done. It implements
+// manager.Runnable.
+func (s *servedChecks) Start(ctx context.Context) error {
+	<-ctx.Done()
+	s.cancel()
+	return nil
+}
+
+// NeedLeaderElection is false: checks are made by the manager that writes
+// the targets, and a standby writes none.
+func (s *servedChecks) NeedLeaderElection() bool { return false }
+
+// servedRequest is the request of a check (its Secret headers read in
+// namespace) and the key that requests alike share.
+func servedRequest(namespace string, spec *v1beta1.ServedCheck) (probe.Request, string) {
+	period := servedPeriod(spec)
+	timeout := min(max(period, time.Second), maxServedRequestTimeout)
+	req := probe.Request{Method: "GET", URL: spec.URL, Timeout: timeout, Tenant: namespace}
+	parts := []string{spec.URL, timeout.String()}
+	for _, h := range spec.Headers {
+		header := probe.Header{Name: h.Name, Value: h.Value}
+		part := h.Name + ": " + h.Value
+		if h.ValueFrom != nil {
+			ref := h.ValueFrom.SecretKeyRef
+			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: namespace, Name: ref.Name, Key: ref.Key}}
+			part = h.Name + ": secret " + namespace + "/" + ref.Name + "/" + ref.Key
+		}
+		req.Headers = append(req.Headers, header)
+		parts = append(parts, part)
+	}
+	sort.Strings(parts[2:])
+	return req, strings.Join(parts, "\n")
+}
+
+func servedPeriod(spec *v1beta1.ServedCheck) time.Duration {
+	if spec.Period != nil && spec.Period.Duration > 0 {
+		return spec.Period.Duration
+	}
+	return DefaultServedPeriod
+}
+
+func servedTimeout(spec *v1beta1.ServedCheck) time.Duration {
+	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
+		return spec.Timeout.Duration
+	}
+	return DefaultServedTimeout
+}
+
+// servedMatcher is what the URL answers once the mode's shape is served.
+func servedMatcher(spec *v1beta1.ServedCheck, active bool) match.Expected {
+	e := spec.Passive
+	if active {
+		e = spec.Active
+	}
+	return match.Expected{StatusCode: e.StatusCode, Body: e.Body, BodyMatch: match.BodyMatch(e.BodyMatch), Expression: e.Expression}
+}
+
+// start checks that the target of id, written at written in the mode
+// active, is served; any check of id in progress is replaced. done is
+// called once it is decided.
+func (s *servedChecks) start(id switchID, spec *v1beta1.ServedCheck, active bool, written time.Time, done func(servedResult)) {
+	req, key := servedRequest(id.key.Namespace, spec)
+	c := &servedCheck{id: id, group: key, active: active, want: servedMatcher(spec, active), written: written,
+		deadline: written.Add(servedTimeout(spec)), period: servedPeriod(spec), done: done}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopLocked(id)
+	delete(s.results, id)
+	s.pending[id] = c
+	g, running := s.groups[key]
+	if !running {
+		g = &servedGroup{req: req, checks: map[switchID]*servedCheck{}}
+		s.groups[key] = g
+	}
+	g.checks[id] = c
+	if !running {
+		go s.run(key, g)
+	}
+}
+
+// stopLocked drops the check of id in progress, if any.
+func (s *servedChecks) stopLocked(id switchID) {
+	if c, ok := s.pending[id]; ok {
+		delete(s.groups[c.group].checks, id)
+		delete(s.pending, id)
+	}
+}
+
+// forget drops what is kept for a switch that is gone or no longer has
+// spec.served.
+func (s *servedChecks) forget(id switchID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopLocked(id)
+	delete(s.results, id)
+	delete(s.resumed, id)
+}
+
+// run requests the group's URL every period (the shortest of its checks')
+// until it has no check left, deciding each check on each answer.
+func (s *servedChecks) run(key string, g *servedGroup) {
+	for {
+		s.mu.Lock()
+		if len(g.checks) == 0 {
+			delete(s.groups, key)
+			s.mu.Unlock()
+			return
+		}
+		period := time.Duration(0)
+		for _, c := range g.checks {
+			if period == 0 || c.period < period {
+				period = c.period
+			}
+		}
+		s.mu.Unlock()
+		began := time.Now()
+		resp, err := s.prober.Probe(s.ctx, g.req)
+		if s.ctx.Err() != nil {
+			return
+		}
+		decided := s.decide(g, resp, err, time.Now())
+		for _, d := range decided {
+			d.check.done(d.result)
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(time.Until(began.Add(period))):
+		}
+	}
+}
+
+// decidedCheck is a check and its result.
+type decidedCheck struct {
+	check  *servedCheck
+	result servedResult
+}
+
+// decide decides the group's checks on one answer (resp, or err) seen at
+// now: a check whose mode's shape it is is served; one past its deadline
+// is not.
+func (s *servedChecks) decide(g *servedGroup, resp probe.Response, err error, now time.Time) []decidedCheck {
+	answer := ""
+	if err != nil {
+		answer = err.Error()
+	} else {
+		answer = "HTTP " + resp.StatusCode
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []decidedCheck
+	for id, c := range g.checks {
+		c.last = answer
+		var result servedResult
+		switch {
+		case err == nil && now.After(c.written) && match.Evaluate(c.want, match.Response{StatusCode: resp.StatusCode, Body: resp.Body}).Outcome == match.Matched:
+			result = servedResult{active: c.active, served: true, at: now, after: now.Sub(c.written)}
+		case now.After(c.deadline):
+			result = servedResult{active: c.active, at: now, after: now.Sub(c.written), last: answer}
+		default:
+			continue
+		}
+		delete(g.checks, id)
+		delete(s.pending, id)
+		s.results[id] = result
+		out = append(out, decidedCheck{check: c, result: result})
+	}
+	return out
+}
+
+// servedView is what the status shows of a switch's spec.served: the
+// Served condition and status.served; nil condition removes both.
+type servedView struct {
+	cond   *metav1.Condition
+	status *v1beta1.ServedStatus
+}
+
+// view is the Served condition of sw (id) whose target is in the mode
+// active: Checking while a check is in progress, Served or NotServed once
+// decided. A switch whose Served is not True for its mode and that no
+// check covers (a manager restarted, or spec.served just added) is checked
+// once, from now, by calling resume.
+func (s *servedChecks) view(sw target.Switch, id switchID, active bool, resume func()) servedView {
+	spec := sw.SwitchSpec().Served
+	status := sw.SwitchStatus()
+	if spec == nil {
+		s.forget(id)
+		return servedView{}
+	}
+	mode := v1beta1.ModePassive
+	if active {
+		mode = v1beta1.ModeActive
+	}
+	cond := metav1.Condition{Type: v1beta1.ConditionServed, ObservedGeneration: sw.GetGeneration()}
+	s.mu.Lock()
+	c, checking := s.pending[id]
+	result, decided := s.results[id]
+	resumed := s.resumed[id]
+	s.mu.Unlock()
+	switch {
+	case checking && c.active == active:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
+		cond.Message = fmt.Sprintf("the target was written in %s mode; requesting %s every %s until it answers as that shape does (timeout %s)",
+			decision.ModeName(active), probe.RedactURL(spec.URL), servedPeriod(spec), servedTimeout(spec))
+		return servedView{cond: &cond, status: status.Served}
+	case decided && result.active == active && result.served:
+		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonServed
+		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), formatAfter(result.after))
+		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: formatAfter(result.after)}
+		if prev := status.Served; prev != nil && prev.Mode == mode && prev.After == served.After {
+			served = prev
+		}
+		return servedView{cond: &cond, status: served}
+	case decided && result.active == active:
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
+		cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s answered %s",
+			decision.ModeName(active), servedTimeout(spec), probe.RedactURL(spec.URL), result.last)
+		return servedView{cond: &cond, status: status.Served}
+	}
+	prev := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionServed)
+	if prev != nil && prev.Status == metav1.ConditionTrue && status.Served != nil && status.Served.Mode == mode {
+		return servedView{cond: prev, status: status.Served}
+	}
+	if !resumed {
+		s.mu.Lock()
+		s.resumed[id] = true
+		s.mu.Unlock()
+		resume()
+		return s.view(sw, id, active, func() {})
+	}
+	if prev != nil {
+		return servedView{cond: prev, status: status.Served}
+	}
+	return servedView{}
+}
+
+// formatAfter is a duration as status.served.after shows it: "2.31s".
+func formatAfter(d time.Duration) string {
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// recordServed is the done of a check of sw's target: the metric, a
+// NotServed Warning once, and the switch reconciled so that its status
+// shows the result.
+func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(servedResult) {
+	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
+	regarding, err := reference.GetReference(r.Scheme(), sw)
+	return func(res servedResult) {
+		metrics.RecordServed(kind, namespace, name, res.served, res.after)
+		if !res.served && err == nil {
+			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",
+				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.active), res.last)})
+		}
+		wake()
+	}
+}

@@ -1,0 +1,196 @@
+package controller_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+// dataPlane stands for a proxy: it answers 503 "sorry" while the Ingress
+// ns/name sends to the sorry backend, 200 "shop" otherwise, and picks up a
+// change of the Ingress lag after it saw it, like a proxy that throttles
+// its reloads. It counts the requests it gets.
+type dataPlane struct {
+	sorry    atomic.Bool
+	requests atomic.Int64
+	url      string
+}
+
+func newDataPlane(t *testing.T, ns, name string, lag time.Duration) *dataPlane {
+	t.Helper()
+	d := &dataPlane{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		d.requests.Add(1)
+		if d.sorry.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("sorry"))
+			return
+		}
+		_, _ = w.Write([]byte("shop"))
+	}))
+	t.Cleanup(srv.Close)
+	d.url = srv.URL + "/"
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			sorry := backendOf(t, ns, name)() == "sorry"
+			if sorry != d.sorry.Load() {
+				time.Sleep(lag)
+				d.sorry.Store(sorry)
+			}
+		}
+	}()
+	return d
+}
+
+// served is a spec.served checking url: 503 once active, 200 once passive.
+func served(url string, period, timeout time.Duration) *v1beta1.ServedCheck {
+	return &v1beta1.ServedCheck{URL: url,
+		Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"},
+		Period: &metav1.Duration{Duration: period}, Timeout: &metav1.Duration{Duration: timeout}}
+}
+
+// servedOf is a switch's Served condition and status.served.mode.
+func servedOf(obj client.Object) func() string {
+	return func() string {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return "get: " + err.Error()
+		}
+		status := obj.(interface{ SwitchStatus() *v1beta1.SwitchStatus }).SwitchStatus()
+		c := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionServed)
+		if c == nil {
+			return "none"
+		}
+		out := string(c.Status) + "/" + c.Reason
+		if status.Served != nil {
+			out += " " + string(status.Served.Mode)
+		}
+		return out
+	}
+}
+
+// TestServedAfterTheDataPlaneServes: after a flip, Served is Checking until
+// the URL answers with the new shape, then True with how long after the
+// write; 200 switches behind one URL make one request per period; once
+// decided, nothing is requested.
+func TestServedAfterTheDataPlaneServes(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	plane := newDataPlane(t, ns, "web-000", 700*time.Millisecond)
+	objs := []client.Object{state}
+	var switches []*v1beta1.DynamicIngress
+	for i := range 200 {
+		di := builders.DynamicIngress(ns, "web-"+pad(i)).State("flag").ExpectCode("503").
+			Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+		di.Spec.Served = served(plane.url, 250*time.Millisecond, 30*time.Second)
+		switches = append(switches, di)
+		objs = append(objs, di)
+	}
+	create(t, objs...)
+	for _, di := range switches {
+		eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
+	}
+
+	// Steady state: no request.
+	before := plane.requests.Load()
+	time.Sleep(2 * time.Second)
+	if got := plane.requests.Load() - before; got != 0 {
+		t.Errorf("%d requests to the served URL in 2s of steady state, want 0", got)
+	}
+
+	edited := time.Now()
+	setFixedStatus(t, state, "503")
+	eventually(t, servedOf(switches[0])).Should(Equal("Unknown/Checking Passive"))
+	began := plane.requests.Load()
+	for _, di := range switches {
+		eventually(t, servedOf(di)).Should(Equal("True/Served Active"))
+	}
+	took := time.Since(edited)
+	// One request per period for all 200 (the loop's period is 250ms), not
+	// one per switch.
+	if got, most := plane.requests.Load()-began, int64(took/(250*time.Millisecond))+2; got > most {
+		t.Errorf("%d requests in %s for 200 switches behind one URL, want at most %d (one per period)", got, took.Round(time.Millisecond), most)
+	}
+	after, err := time.ParseDuration(switches[0].Status.Served.After)
+	if err != nil || after < 700*time.Millisecond || after > took {
+		t.Errorf("status.served.after = %q, want between the data plane's lag 700ms and %s", switches[0].Status.Served.After, took)
+	}
+	NewWithT(t).Expect(conditionMessage(switches[0], v1beta1.ConditionServed)()).To(MatchRegexp(`^active mode served [0-9.]+s after the target was written$`))
+	before = plane.requests.Load()
+	time.Sleep(2 * time.Second)
+	if got := plane.requests.Load() - before; got != 0 {
+		t.Errorf("%d requests to the served URL in 2s after every switch was served, want 0", got)
+	}
+}
+
+func pad(i int) string {
+	s := strconv.Itoa(i)
+	for len(s) < 3 {
+		s = "0" + s
+	}
+	return s
+}
+
+// TestNotServedAfterTheTimeout: a URL that never answers with the active
+// shape (an IngressClass no controller serves) turns Served False after
+// the timeout, with the last answer in the message and one NotServed
+// Warning; its Active and Ready are unchanged.
+func TestNotServedAfterTheTimeout(t *testing.T) {
+	ns := newNamespace(t)
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		_, _ = w.Write([]byte("shop"))
+	}))
+	t.Cleanup(srv.Close)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	di.Spec.Served = served(srv.URL+"/", 500*time.Millisecond, 5*time.Second)
+	create(t, state, di)
+	eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
+
+	setFixedStatus(t, state, "503")
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("True/Matched"))
+	NewWithT(t).Eventually(servedOf(di), 15*time.Second, 100*time.Millisecond).Should(Equal("False/NotServed Passive"))
+	NewWithT(t).Expect(conditionMessage(di, v1beta1.ConditionServed)()).To(Equal("active mode not served within 5s after the target was written: " + srv.URL + "/ answered HTTP 200"))
+	NewWithT(t).Expect(conditionOf(di, v1beta1.ConditionReady)()).To(Equal("True/Synced"))
+	eventually(t, func() int { return countOf(eventReasons(ns, "web")(), "NotServed") }).Should(Equal(1))
+	before := requests.Load()
+	time.Sleep(2 * time.Second)
+	if got := requests.Load() - before; got != 0 {
+		t.Errorf("%d requests after NotServed, want 0 until the target is written again", got)
+	}
+	NewWithT(t).Consistently(func() int { return countOf(eventReasons(ns, "web")(), "NotServed") }, time.Second).Should(Equal(1))
+
+	// Removing spec.served removes the condition and status.served.
+	edit(t, di, func(d *v1beta1.DynamicIngress) { d.Spec.Served = nil })
+	eventually(t, servedOf(di)).Should(Equal("none"))
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
