@@ -41,8 +41,9 @@ func stripSwitch(in any) (any, error) {
 
 // stripTarget keeps of a target's managedFields only the entries of the
 // operator's field owner (what target.UpToDate and the hand-over of created
-// fields read) and drops its status, which the engine never reads: an
-// ingress controller's load balancer entries, a route's parents. The
+// fields read) and drops its status but what spec.served reads (a route's
+// parents' Accepted conditions): an ingress controller's load balancer
+// entries, a route's other conditions. The
 // hand-over of created fields rewrites the whole managedFields list, so it
 // reads the target from the API server, not from the cache
 // (SwitchReconciler.syncTarget).
@@ -64,7 +65,7 @@ func stripTarget(in any) (any, error) {
 	case *networkingv1.Ingress:
 		t.Status = networkingv1.IngressStatus{}
 	case *gatewayv1.HTTPRoute:
-		t.Status = gatewayv1.HTTPRouteStatus{}
+		t.Status = acceptanceOnly(t.Status)
 	}
 	return in, nil
 }
@@ -73,3 +74,22 @@ var (
 	_ toolscache.TransformFunc = stripSwitch
 	_ toolscache.TransformFunc = stripTarget
 )
+
+// acceptanceOnly is a route's status with, for each parent, only its
+// reference, controller and Accepted condition (what spec.served reads).
+func acceptanceOnly(in gatewayv1.HTTPRouteStatus) gatewayv1.HTTPRouteStatus {
+	if len(in.Parents) == 0 {
+		return gatewayv1.HTTPRouteStatus{}
+	}
+	out := gatewayv1.HTTPRouteStatus{}
+	out.Parents = make([]gatewayv1.RouteParentStatus, len(in.Parents))
+	for i, p := range in.Parents {
+		out.Parents[i] = gatewayv1.RouteParentStatus{ParentRef: p.ParentRef, ControllerName: p.ControllerName}
+		for _, c := range p.Conditions {
+			if c.Type == string(gatewayv1.RouteConditionAccepted) {
+				out.Parents[i].Conditions = []metav1.Condition{{Type: c.Type, Status: c.Status, ObservedGeneration: c.ObservedGeneration, Reason: c.Reason}}
+			}
+		}
+	}
+	return out
+}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/reference"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
@@ -258,6 +260,35 @@ func (s *servedChecks) decide(g *servedGroup, resp probe.Response, err error, no
 	return out
 }
 
+// parentsAcceptance says, for a DynamicHTTPRoute, which parents of its
+// HTTPRoute have not accepted the route's current generation ("" when all
+// did); nil for a kind without parents.
+type parentsAcceptance func() string
+
+// routeParentsAcceptance is parentsAcceptance for the live route (nil
+// when there is none).
+func routeParentsAcceptance(route *gatewayv1.HTTPRoute) parentsAcceptance {
+	return func() string {
+		if route == nil {
+			return "the HTTPRoute does not exist"
+		}
+		if len(route.Status.Parents) == 0 {
+			return fmt.Sprintf("no parent has accepted generation %d of the HTTPRoute yet", route.Generation)
+		}
+		var waiting []string
+		for _, p := range route.Status.Parents {
+			c := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted))
+			if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration < route.Generation {
+				waiting = append(waiting, string(p.ParentRef.Name))
+			}
+		}
+		if len(waiting) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("waiting for parent %s to accept generation %d of the HTTPRoute", strings.Join(waiting, ", "), route.Generation)
+	}
+}
+
 // servedView is what the status shows of a switch's spec.served: the
 // Served condition and status.served; nil condition removes both.
 type servedView struct {
@@ -270,7 +301,7 @@ type servedView struct {
 // decided. A switch whose Served is not True for its mode and that no
 // check covers (a manager restarted, or spec.served just added) is checked
 // once, from now, by calling resume.
-func (s *servedChecks) view(sw target.Switch, id switchID, active bool, resume func()) servedView {
+func (s *servedChecks) view(sw target.Switch, id switchID, active bool, parents parentsAcceptance, resume func()) servedView {
 	spec := sw.SwitchSpec().Served
 	status := sw.SwitchStatus()
 	if spec == nil {
@@ -292,6 +323,19 @@ func (s *servedChecks) view(sw target.Switch, id switchID, active bool, resume f
 		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
 		cond.Message = fmt.Sprintf("the target was written in %s mode; requesting %s every %s until it answers as that shape does (timeout %s)",
 			decision.ModeName(active), probe.RedactURL(spec.URL), servedPeriod(spec), servedTimeout(spec))
+		return servedView{cond: &cond, status: status.Served}
+	case decided && result.active == active && result.served && parents != nil && parents() != "":
+		// The URL answers with the shape; the route's parents have not
+		// all accepted its generation yet.
+		if written := result.at.Add(-result.after); time.Now().After(written.Add(servedTimeout(spec))) {
+			cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
+			cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s",
+				decision.ModeName(active), servedTimeout(spec), parents())
+			return servedView{cond: &cond, status: status.Served}
+		}
+		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
+		cond.Message = fmt.Sprintf("%s answers as the %s shape does (%s after the target was written); %s",
+			probe.RedactURL(spec.URL), decision.ModeName(active), formatAfter(result.after), parents())
 		return servedView{cond: &cond, status: status.Served}
 	case decided && result.active == active && result.served:
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonServed
@@ -316,7 +360,7 @@ func (s *servedChecks) view(sw target.Switch, id switchID, active bool, resume f
 		s.resumed[id] = true
 		s.mu.Unlock()
 		resume()
-		return s.view(sw, id, active, func() {})
+		return s.view(sw, id, active, parents, func() {})
 	}
 	if prev != nil {
 		return servedView{cond: prev, status: status.Served}
@@ -335,7 +379,14 @@ func formatAfter(d time.Duration) string {
 func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(servedResult) {
 	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
 	regarding, err := reference.GetReference(r.Scheme(), sw)
+	_, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute)
+	timeout := servedTimeout(sw.SwitchSpec().Served)
 	return func(res servedResult) {
+		if routes && res.served {
+			// Its parents may still not accept the route: look again at
+			// the timeout, when that turns it NotServed.
+			time.AfterFunc(timeout-res.after+time.Millisecond, wake)
+		}
 		metrics.RecordServed(kind, namespace, name, res.served, res.after)
 		if !res.served && err == nil {
 			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",

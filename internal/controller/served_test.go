@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
@@ -193,4 +194,27 @@ func countOf(list []string, s string) int {
 		}
 	}
 	return n
+}
+
+// TestServedRouteWaitsForItsParents: a DynamicHTTPRoute is served once the
+// URL answers with the shape and every parent of its HTTPRoute accepted
+// the route's current generation.
+func TestServedRouteWaitsForItsParents(t *testing.T) {
+	ns := newNamespace(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("shop")) }))
+	t.Cleanup(srv.Close)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	dhr := builders.DynamicHTTPRoute(ns, "route").State("flag").ExpectCode("503").
+		Passive(builders.RouteTo("www.example.com", "web")).Active(builders.RedirectTo("www.example.com", "status.example.com")).Obj()
+	dhr.Spec.Served = served(srv.URL+"/", 250*time.Millisecond, time.Minute)
+	create(t, state, dhr)
+	eventually(t, servedOf(dhr)).Should(Equal("Unknown/Checking"))
+	eventually(t, conditionMessage(dhr, v1beta1.ConditionServed)).Should(HaveSuffix("no parent has accepted generation 1 of the HTTPRoute yet"))
+
+	route := &gatewayv1.HTTPRoute{}
+	NewWithT(t).Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "route"}, route)).To(Succeed())
+	route.Status.Parents = []gatewayv1.RouteParentStatus{{ParentRef: gatewayv1.ParentReference{Name: "public"}, ControllerName: "example.com/gateway",
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()}}}}
+	NewWithT(t).Expect(k8s.Status().Update(ctx, route)).To(Succeed())
+	eventually(t, servedOf(dhr)).Should(Equal("True/Served Passive"))
 }

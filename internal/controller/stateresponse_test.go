@@ -154,11 +154,16 @@ func TestCacheTransforms(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripTarget(Ingress) (-want +got):\n%s", diff)
 	}
+	accepted := metav1.Condition{Type: "Accepted", Status: "True", ObservedGeneration: 3, Reason: "Accepted", Message: "fine", LastTransitionTime: metav1.Now()}
+	resolved := metav1.Condition{Type: "ResolvedRefs", Status: "True", Reason: "ResolvedRefs"}
 	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{entry("gateway", metav1.ManagedFieldsOperationUpdate)}},
-		Status: gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{ControllerName: "x"}}}}}
+		Status: gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{ControllerName: "x",
+			ParentRef: gatewayv1.ParentReference{Name: "gw"}, Conditions: []metav1.Condition{resolved, accepted}}}}}}
 	got, _ = stripTarget(route)
-	if r := got.(*gatewayv1.HTTPRoute); len(r.ManagedFields) != 0 || len(r.Status.Parents) != 0 {
-		t.Errorf("stripTarget(HTTPRoute) kept %v and %v", r.ManagedFields, r.Status)
+	wantParents := []gatewayv1.RouteParentStatus{{ControllerName: "x", ParentRef: gatewayv1.ParentReference{Name: "gw"},
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", ObservedGeneration: 3, Reason: "Accepted"}}}}
+	if r := got.(*gatewayv1.HTTPRoute); len(r.ManagedFields) != 0 || !cmp.Equal(wantParents, r.Status.Parents) {
+		t.Errorf("stripTarget(HTTPRoute) kept %v and %v, want no managedFields and each parent's Accepted condition only", r.ManagedFields, r.Status)
 	}
 
 	di := builders.DynamicIngress("ns", "web").Obj()

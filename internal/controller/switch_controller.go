@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
@@ -213,7 +214,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
-	status := nextStatus(sw, active, ready, entries, r.servedView(sw, req, isActive))
+	status := nextStatus(sw, active, ready, entries, r.servedView(ctx, sw, req, isActive))
 	_, pending := r.announced.mode(req.NamespacedName)
 	toWrite := status != nil || pending
 	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
@@ -294,10 +295,18 @@ func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, activ
 }
 
 // servedView is what the status shows of spec.served (servedChecks.view).
-func (r *SwitchReconciler) servedView(sw target.Switch, req ctrl.Request, active bool) servedView {
+func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
 	if r.served == nil {
 		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
 	}
 	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
-	return r.served.view(sw, id, active, func() { r.checkServed(sw, req, active) })
+	var parents parentsAcceptance
+	if _, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute); routes && sw.SwitchSpec().Served != nil {
+		// A route is served once its parents accepted its generation too;
+		// a change of their status enqueues the switch (targetChanged).
+		live, _ := r.getTarget(ctx, target.Key(sw))
+		route, _ := live.(*gatewayv1.HTTPRoute)
+		parents = routeParentsAcceptance(route)
+	}
+	return r.served.view(sw, id, active, parents, func() { r.checkServed(sw, req, active) })
 }
