@@ -3,11 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 )
@@ -41,42 +38,14 @@ func clusterNamespaces(prefix string, k int) []string {
 // flips it against the owned floor writing as many Ingresses spread over
 // as many namespaces of its own.
 func (b *bench) clusterFlip(ctx context.Context) (*clusterResult, error) {
-	h, cfg := b.h, b.cfg
+	cfg := b.cfg
 	res := &clusterResult{namespaces: cfg.clusterNamespaces, perNamespace: cfg.clusterPerNamespace}
 	n := res.namespaces * res.perNamespace
 	op := switches{namespaces: clusterNamespaces("cluster", res.namespaces), n: n, cluster: true}
 	floor := switches{namespaces: clusterNamespaces("cluster-floor", res.namespaces), n: n}
-	m, err := h.startManager(managerOptions{})
-	if err != nil {
+	var err error
+	if res.setup, res.flips, err = b.ownedFloorMeasure(ctx, "cluster", cfg.clusterFlipReps, op, floor, nil); err != nil {
 		return nil, err
-	}
-	defer func() { m.stop() }()
-	b.progress("cluster: creating the cluster state and %d DynamicIngresses in %d namespaces", n, res.namespaces)
-	if res.setup, err = b.setupOperator(ctx, op); err != nil {
-		return nil, err
-	}
-	b.progress("cluster: all Ready after %s; creating the owned floor's Ingresses", round(res.setup))
-	own, err := b.setupOwnedFloor(ctx, floor)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := b.waitQuiet(ctx, 2*cfg.quiet, 60*time.Second); err != nil {
-		return nil, err
-	}
-	if res.flips, err = b.againstOwnedFloor(ctx, "cluster flip", cfg.clusterFlipReps, op, floor, own, m); err != nil {
-		return nil, err
-	}
-	if err := m.check(); err != nil {
-		return nil, err
-	}
-	m.stop()
-	if err := client.IgnoreNotFound(h.c.Delete(ctx, op.state(""))); err != nil {
-		return nil, err
-	}
-	for _, ns := range slices.Concat(op.namespaces, floor.namespaces) {
-		if err := h.clearNamespace(ctx, ns); err != nil {
-			return nil, err
-		}
 	}
 	return res, nil
 }

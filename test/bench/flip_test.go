@@ -228,7 +228,7 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 		return run, err
 	}
 	defer diW.stop()
-	stW, err := watchArrivals(ctx, s.stateLister(h), 1, stateCode(stateCodeFor(active)))
+	stW, err := watchArrivals(ctx, s.stateLister(h), 1, stateCode(flipStateName, stateCodeFor(active)))
 	if err != nil {
 		return run, err
 	}
@@ -802,6 +802,57 @@ func (b *bench) againstOwnedFloor(ctx context.Context, what string, reps int, op
 		}
 	}
 	return res, nil
+}
+
+// ownedFloorMeasure runs a measure of one kind of switch against the
+// owned floor (the cluster and anyOf measures, named what): a manager of
+// its own, the switches op set up, the owned floor's Ingresses floor, op
+// flipped reps times each way against it (againstOwnedFloor); inspect,
+// when set, reads the switches after the flips. Then it clears both. It
+// returns the setup time and the flips.
+func (b *bench) ownedFloorMeasure(ctx context.Context, what string, reps int, op, floor switches, inspect func() error) (time.Duration, *flipSuiteResult, error) {
+	h := b.h
+	m, err := h.startManager(managerOptions{})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { m.stop() }()
+	b.progress("%s: creating the state and the DynamicIngresses, %s", what, op)
+	setup, err := b.setupOperator(ctx, op)
+	if err != nil {
+		return 0, nil, err
+	}
+	b.progress("%s: all Ready after %s; creating the owned floor's Ingresses", what, round(setup))
+	own, err := b.setupOwnedFloor(ctx, floor)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := b.waitQuiet(ctx, 2*b.cfg.quiet, 60*time.Second); err != nil {
+		return 0, nil, err
+	}
+	flips, err := b.againstOwnedFloor(ctx, what+" flip", reps, op, floor, own, m)
+	if err != nil {
+		return 0, nil, err
+	}
+	if inspect != nil {
+		if err := inspect(); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := m.check(); err != nil {
+		return 0, nil, err
+	}
+	m.stop()
+	// A cluster state lives in no namespace.
+	if err := client.IgnoreNotFound(h.c.Delete(ctx, op.state(""))); err != nil {
+		return 0, nil, err
+	}
+	for _, ns := range slices.Concat(op.namespaces, floor.namespaces) {
+		if err := h.clearNamespace(ctx, ns); err != nil {
+			return 0, nil, err
+		}
+	}
+	return setup, flips, nil
 }
 
 // tooManyRequests are how a 429 reads in the manager's log.

@@ -333,9 +333,9 @@ func diSettled(active bool) func(runtime.Object) (string, bool) {
 	}
 }
 
-// stateCode matches a state (of either kind) whose status shows a status
-// code.
-func stateCode(code string) func(runtime.Object) (string, bool) {
+// stateCode matches the state name (of either kind) when its status shows
+// a status code.
+func stateCode(name, code string) func(runtime.Object) (string, bool) {
 	return func(o runtime.Object) (string, bool) {
 		s, ok := o.(interface {
 			client.Object
@@ -344,6 +344,6 @@ func stateCode(code string) func(runtime.Object) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		return s.GetName(), s.StateStatus().StatusCode == code
+		return s.GetName(), s.GetName() == name && s.StateStatus().StatusCode == code
 	}
 }
