@@ -56,6 +56,10 @@ type config struct {
 	// ClusterDynamicIngressState, clusterFlipReps flips each way of the
 	// operator and of each owned floor.
 	clusterNamespaces, clusterPerNamespace, clusterFlipReps int
+	// The anyOf measure: anyOfN DynamicIngresses following spec.anyOf of
+	// two states, anyOfFlipReps flips each way of the operator and of each
+	// owned floor.
+	anyOfN, anyOfFlipReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -110,6 +114,8 @@ var smallConfig = config{
 	clusterNamespaces:   5,
 	clusterPerNamespace: 10,
 	clusterFlipReps:     1,
+	anyOfN:              50,
+	anyOfFlipReps:       1,
 	quiet:               300 * time.Millisecond,
 	settle:              time.Second,
 	command:             "make bench-small",
@@ -160,6 +166,8 @@ var fullConfig = config{
 	// 2000 switches, as the largest flip of one state.
 	clusterPerNamespace: 100,
 	clusterFlipReps:     5,
+	anyOfN:              2000,
+	anyOfFlipReps:       5,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
 	gcWait:              150 * time.Second,
@@ -216,13 +224,13 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	if reps := os.Getenv("BENCH_FLIP_REPS"); reps != "" {
-		// More rounds of flips (of one state and of the cluster state),
-		// for steadier medians when comparing builds.
+		// More rounds of flips (of one state, of the cluster state and of
+		// anyOf), for steadier medians when comparing builds.
 		r, err := strconv.Atoi(reps)
 		if err != nil || r < 1 {
 			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
 		}
-		cfg.flipReps, cfg.clusterFlipReps = r, r
+		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps = r, r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
 		cfg.writeDocs = false
 	}
@@ -236,9 +244,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, cluster, plugin, noise, fairness) runs some measures only,
-	// without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "plugin": true, "noise": true, "fairness": true}
+	// memory, scale, cluster, anyof, plugin, noise, fairness) runs some
+	// measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "plugin": true, "noise": true, "fairness": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -246,7 +254,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, plugin, noise, fairness", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, plugin, noise, fairness", only)
 			}
 			run[f] = true
 		}
@@ -345,6 +353,12 @@ func runBench(t *testing.T, cfg config) {
 		}
 		checkOwnedFloorFlips(t, "cluster", cfg, b.report.cluster.flips, cfg.clusterFlipReps)
 	}
+	if run["anyof"] {
+		if b.report.anyOf, err = b.anyOfFlip(ctx); err != nil {
+			t.Fatalf("anyof: %v", err)
+		}
+		checkAnyOf(t, cfg, b.report.anyOf)
+	}
 	if run["plugin"] {
 		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {
 			t.Fatalf("plugin: %v", err)
@@ -438,6 +452,17 @@ func checkOwnedFloorFlips(t *testing.T, what string, cfg config, res *flipSuiteR
 				t.Errorf("%s: %d owned-floor flips with %d workers %s, want %d", what, got, w, direction(active), reps)
 			}
 		}
+	}
+}
+
+// checkAnyOf asserts what the anyOf measure must show whatever the
+// machine: every flip ran, and every switch's status showed both of its
+// entries.
+func checkAnyOf(t *testing.T, cfg config, res *anyOfResult) {
+	t.Helper()
+	checkOwnedFloorFlips(t, "anyof", cfg, res.flips, cfg.anyOfFlipReps)
+	if res.entriesShown != res.flips.n {
+		t.Errorf("anyof: %d of %d statuses showed the flip and calm entries NotMatched after the last flip", res.entriesShown, res.flips.n)
 	}
 }
 

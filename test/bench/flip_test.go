@@ -78,6 +78,10 @@ func flipTimeout(n int, perObject time.Duration) time.Duration {
 // flipStateName names the state an operator flip edits.
 const flipStateName = "flip"
 
+// calmStateName names the second state of anyOf switches: it answers 503
+// and never matches the 200 its entry expects.
+const calmStateName = "calm"
+
 // followLabel is the label of the namespaces whose switches follow the
 // cluster state of a flip: its grant admits them by it.
 const followLabel = "bench.dynamicingress.io/follows"
@@ -88,11 +92,13 @@ const followLabel = "bench.dynamicingress.io/follows"
 // DynamicIngresses follow one fixed state named flipStateName: a
 // DynamicIngressState of the one namespace, or with cluster a
 // ClusterDynamicIngressState whose grant admits the namespaces by
-// followLabel.
+// followLabel. With anyOf they follow `spec.anyOf` of two entries instead:
+// the fixed state, and calmStateName of the one namespace.
 type switches struct {
 	namespaces []string
 	n          int
 	cluster    bool
+	anyOf      bool
 }
 
 // inNamespace is n switches in one namespace, following its state.
@@ -142,8 +148,13 @@ func (s switches) stateLister(h *harness) lister {
 // dynamicIngress is the DynamicIngress i, following the state.
 func (s switches) dynamicIngress(i int) *v1beta1.DynamicIngress {
 	di := dynamicIngress(s.ns(i), objName(i), flipStateName)
-	if s.cluster {
-		return (&builders.DynamicIngressWrapper{DynamicIngress: *di}).ClusterState(flipStateName).Obj()
+	w := &builders.DynamicIngressWrapper{DynamicIngress: *di}
+	code := di.Spec.Expected.StatusCode
+	switch {
+	case s.cluster:
+		return w.ClusterState(flipStateName).Obj()
+	case s.anyOf:
+		return w.AnyOf(builders.Entry(flipStateName, flipStateName, code), builders.Entry(calmStateName, calmStateName, code)).Obj()
 	}
 	return di
 }
@@ -171,8 +182,9 @@ func (b *bench) ensureNamespaces(ctx context.Context, s switches) error {
 func (b *bench) ingresses(ns string) lister     { return ingressLister{b.h, ns} }
 func (b *bench) switchObjects(ns string) lister { return dynamicIngresses(b.h, ns) }
 
-// setupOperator creates the fixed state answering 503 and the
-// DynamicIngresses (passive) of s, and waits for every Ingress and status.
+// setupOperator creates the fixed state answering 503 (and for anyOf the
+// calm state) and the DynamicIngresses (passive) of s, and waits for every
+// Ingress and status.
 func (b *bench) setupOperator(ctx context.Context, s switches) (time.Duration, error) {
 	h := b.h
 	if err := b.ensureNamespaces(ctx, s); err != nil {
@@ -193,6 +205,11 @@ func (b *bench) setupOperator(ctx context.Context, s switches) (time.Duration, e
 	diW.startAt(t0)
 	if err := h.c.Create(ctx, s.state("503")); err != nil {
 		return 0, err
+	}
+	if s.anyOf {
+		if err := h.c.Create(ctx, fixedState(s.namespaces[0], calmStateName, "503")); err != nil {
+			return 0, err
+		}
 	}
 	n := s.n
 	if err := parallel(n, 32, func(i int) error {

@@ -27,6 +27,7 @@ type report struct {
 	memory                *memoryResult
 	scale                 *scaleResult
 	cluster               *clusterResult
+	anyOf                 *anyOfResult
 	plugin                *pluginResult
 	noise                 *noiseResult
 	fairness              *fairResult
@@ -302,6 +303,11 @@ func (rep *report) markdown() string {
 				c.flips.n, c.namespaces, direction(active), flips)
 		})
 	}
+	if a := rep.anyOf; a != nil {
+		a.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+			return fmt.Sprintf("anyOf: flip N=%d following two states (one flipped) %s, every Ingress arrived (median of %d)", a.flips.n, direction(active), flips)
+		})
+	}
 	if rep.plugin != nil {
 		rep.plugin.summaryRows(sum)
 	}
@@ -439,6 +445,9 @@ func (rep *report) markdown() string {
 	}
 	if c := rep.cluster; c != nil {
 		w("%s\n", c.markdown(rep.cfg))
+	}
+	if a := rep.anyOf; a != nil {
+		w("%s\n", a.markdown(rep.cfg))
 	}
 	if p := rep.plugin; p != nil {
 		w("%s\n", p.markdown())
