@@ -279,6 +279,62 @@ type DynamicIngressStateStatus struct {
 	// it looked).
 	// +optional
 	NextTransitionTime *metav1.Time `json:"nextTransitionTime,omitempty"`
+
+	// history is the last 20 changes of the response, newest first,
+	// written with the change itself: what changed, when, and by what
+	// cause, kept after the events expired.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	History []HistoryEntry `json:"history,omitempty"`
+}
+
+// MaxHistory is how many changes status.history keeps.
+const MaxHistory = 20
+
+// HistoryCause is what made a state's response change.
+// +kubebuilder:validation:Enum=Fixed;Probe;Schedule;NoResponse
+type HistoryCause string
+
+// The causes of a response change.
+const (
+	// HistoryCauseFixed: spec.fixedResponse was edited.
+	HistoryCauseFixed HistoryCause = "Fixed"
+	// HistoryCauseProbe: a probe got another answer.
+	HistoryCauseProbe HistoryCause = "Probe"
+	// HistoryCauseSchedule: a window opened or closed.
+	HistoryCauseSchedule HistoryCause = "Schedule"
+	// HistoryCauseNoResponse: the state lost its response.
+	HistoryCauseNoResponse HistoryCause = "NoResponse"
+)
+
+// HistoryEntry is one change of a state's response.
+type HistoryEntry struct {
+	// sequence counts the state's response changes since it was created;
+	// it never repeats.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Sequence int64 `json:"sequence"`
+
+	// time of the change, to the microsecond.
+	// +required
+	Time metav1.MicroTime `json:"time"`
+
+	// statusCode after the change; empty when the state lost its
+	// response.
+	// +optional
+	// +kubebuilder:validation:MaxLength=3
+	StatusCode string `json:"statusCode,omitempty"`
+
+	// bodyDigest is "sha256:" and the hex digest of the body after the
+	// change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	BodyDigest string `json:"bodyDigest,omitempty"`
+
+	// cause of the change: Fixed, Probe, Schedule or NoResponse.
+	// +required
+	Cause HistoryCause `json:"cause"`
 }
 
 // DynamicIngressState is a shared response, fixed or probed over HTTP,

@@ -56,12 +56,12 @@ func probedStatus(state *v1beta1.DynamicIngressState, obs probe.Observation, now
 		}
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, v1beta1.ReasonPending, "No probe has been done yet"
 	case obs.Err == "":
-		out = decision.WithResponse(out, obs.Response.StatusCode, obs.Response.Body, obs.Response.Truncated, now)
+		out = decision.WithResponse(out, obs.Response.StatusCode, obs.Response.Body, obs.Response.Truncated, now, v1beta1.HistoryCauseProbe)
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonProbeSucceeded
 		cond.Message = fmt.Sprintf("The probe got HTTP %s", obs.Response.StatusCode)
 	default:
 		if obs.ThresholdReached {
-			out = decision.WithResponse(out, "", "", false, now)
+			out = decision.WithResponse(out, "", "", false, now, v1beta1.HistoryCauseNoResponse)
 		}
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonProbeFailed, obs.Err
 	}

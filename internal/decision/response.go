@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -21,7 +22,7 @@ const (
 // FixedStatus is the status of a state with a fixed response.
 func FixedStatus(state *v1beta1.DynamicIngressState, now metav1.Time) v1beta1.DynamicIngressStateStatus {
 	fixed := state.Spec.FixedResponse
-	out := WithResponse(state.Status, fixed.Status, fixed.Body, false, now)
+	out := WithResponse(state.Status, fixed.Status, fixed.Body, false, now, v1beta1.HistoryCauseFixed)
 	out.Mode = v1beta1.StateModeFixed
 	out.ObservedGeneration = state.Generation
 	meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue,
@@ -30,13 +31,46 @@ func FixedStatus(state *v1beta1.DynamicIngressState, now metav1.Time) v1beta1.Dy
 }
 
 // WithResponse sets the response, moving lastUpdateTime only when the
-// status code or the body changed.
-func WithResponse(status v1beta1.DynamicIngressStateStatus, code, body string, truncated bool, now metav1.Time) v1beta1.DynamicIngressStateStatus {
+// status code or the body changed, and recording the change in
+// status.history with its cause (NoResponse when code is empty): in the
+// same status, so the same write (docs/behaviour.md, "History").
+func WithResponse(status v1beta1.DynamicIngressStateStatus, code, body string, truncated bool, now metav1.Time, cause v1beta1.HistoryCause) v1beta1.DynamicIngressStateStatus {
 	out := *status.DeepCopy()
-	if out.StatusCode != code || out.Body != body || out.LastUpdateTime == nil {
+	changed := out.StatusCode != code || out.Body != body
+	first := out.LastUpdateTime == nil
+	if changed || first {
 		out.LastUpdateTime = &metav1.MicroTime{Time: now.Time}
 	}
+	if changed || (first && code != "") {
+		if code == "" {
+			cause = v1beta1.HistoryCauseNoResponse
+		}
+		out.History = WithChange(out.History, code, body, cause, now)
+	}
 	out.StatusCode, out.Body, out.BodyTruncated = code, body, truncated
+	return out
+}
+
+// WithChange is history with a change to code and body added first, its
+// sequence the next after the newest, trimmed to the last
+// v1beta1.MaxHistory changes.
+func WithChange(history []v1beta1.HistoryEntry, code, body string, cause v1beta1.HistoryCause, now metav1.Time) []v1beta1.HistoryEntry {
+	seq := int64(1)
+	if len(history) > 0 {
+		seq = history[0].Sequence + 1
+	}
+	entry := v1beta1.HistoryEntry{Sequence: seq, Time: metav1.MicroTime{Time: now.Time}, StatusCode: code, Cause: cause}
+	if code != "" {
+		entry.BodyDigest = fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(body)))
+	}
+	out := make([]v1beta1.HistoryEntry, 0, min(len(history)+1, v1beta1.MaxHistory))
+	out = append(out, entry)
+	for _, e := range history {
+		if len(out) == v1beta1.MaxHistory {
+			break
+		}
+		out = append(out, e)
+	}
 	return out
 }
 
@@ -52,7 +86,7 @@ func ScheduledStatus(state *v1beta1.DynamicIngressState, now metav1.Time) (v1bet
 
 	compiled, err := compileSchedule(state.Spec.Schedule)
 	if err != nil {
-		out = WithResponse(out, "", "", false, now)
+		out = WithResponse(out, "", "", false, now, v1beta1.HistoryCauseNoResponse)
 		out.NextTransitionTime = nil
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonInvalidSchedule, "spec.schedule is invalid: "+err.Error()
 		meta.SetStatusCondition(&out.Conditions, cond)
@@ -63,7 +97,7 @@ func ScheduledStatus(state *v1beta1.DynamicIngressState, now metav1.Time) (v1bet
 	if outlook.Open {
 		body, word = ScheduleOpenBody, "open"
 	}
-	out = WithResponse(out, "200", body, false, now)
+	out = WithResponse(out, "200", body, false, now, v1beta1.HistoryCauseSchedule)
 	out.NextTransitionTime = nil
 	switch {
 	case !outlook.Next.IsZero():
