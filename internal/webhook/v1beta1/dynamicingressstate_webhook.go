@@ -43,7 +43,7 @@ func stateWarnings(state *v1beta1.DynamicIngressState) admission.Warnings {
 	if state.Spec.Probe == nil {
 		return nil
 	}
-	return sensitiveHeaderWarnings(field.NewPath("spec", "probe"), state.Spec.Probe)
+	return sensitiveHeaderWarnings(field.NewPath("spec", "probe", "headers"), "DynamicIngressState", state.Spec.Probe.Headers)
 }
 
 // ValidateUpdate implements admission.Validator. As for DynamicIngresses,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
@@ -193,7 +194,7 @@ func TestValidateFollowedStates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			di := validDynamicIngress()
 			tt.mutate(di)
-			if diff := cmp.Diff(tt.want, ValidateDynamicIngress(nil, di)); diff != "" {
+			if diff := cmp.Diff(tt.want, ValidateDynamicIngress(nil, di, probe.Guard{})); diff != "" {
 				t.Errorf("DynamicIngress (-want +got):\n%s", diff)
 			}
 			// A DynamicHTTPRoute names its states with the same fields.
@@ -201,7 +202,7 @@ func TestValidateFollowedStates(t *testing.T) {
 			dhr.Spec.Target = di.Spec.Target
 			dhr.Spec.State, dhr.Spec.StateRef, dhr.Spec.Expected = di.Spec.State, di.Spec.StateRef, di.Spec.Expected
 			dhr.Spec.AnyOf, dhr.Spec.AllOf = di.Spec.AnyOf, di.Spec.AllOf
-			if diff := cmp.Diff(tt.want, ValidateDynamicHTTPRoute(nil, dhr)); diff != "" {
+			if diff := cmp.Diff(tt.want, ValidateDynamicHTTPRoute(nil, dhr, probe.Guard{})); diff != "" {
 				t.Errorf("DynamicHTTPRoute (-want +got):\n%s", diff)
 			}
 		})

@@ -83,8 +83,8 @@ func FuzzValidateDynamicIngress(f *testing.F) {
 		old := di.DeepCopy()
 		old.Spec.Target.Name = oldTarget
 		for _, prev := range []*v1beta1.DynamicIngress{nil, old} {
-			errs := ValidateDynamicIngress(prev, di)
-			checkDecision(t, errs, ValidateDynamicIngress(prev, di))
+			errs := ValidateDynamicIngress(prev, di, probe.Guard{})
+			checkDecision(t, errs, ValidateDynamicIngress(prev, di, probe.Guard{}))
 			if len(errs) == 0 {
 				if targetNS != "" && targetNS != ns {
 					t.Errorf("accepted a target in namespace %q for a DynamicIngress in %q", targetNS, ns)

@@ -17,7 +17,7 @@ import (
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicIngress]{}).
-		WithValidator(SwitchValidator[*v1beta1.DynamicIngress]{Kind: target.Ingress{},
+		WithValidator(SwitchValidator[*v1beta1.DynamicIngress]{Kind: target.Ingress{}, Guard: guard,
 			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress}).
 		Complete(); err != nil {
 		return err
@@ -26,7 +26,7 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	// webhook renders and dry-runs templates as they are.
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicHTTPRoute{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicHTTPRoute]{}).
-		WithValidator(SwitchValidator[*v1beta1.DynamicHTTPRoute]{Kind: target.HTTPRoute{},
+		WithValidator(SwitchValidator[*v1beta1.DynamicHTTPRoute]{Kind: target.HTTPRoute{}, Guard: guard,
 			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute}).
 		Complete(); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -48,9 +49,13 @@ func (SwitchDefaulter[T]) Default(_ context.Context, sw T) error {
 // SwitchValidator validates DynamicIngresses and DynamicHTTPRoutes: the
 // static rules, the target not existing yet and no other switch naming it
 // (on create), and each template being an object the API server accepts.
-// Permanent redirects in the templates are accepted with a warning.
+// Permanent redirects in the templates, and literal credentials in
+// spec.served's headers, are accepted with a warning.
 type SwitchValidator[T target.Switch] struct {
 	Kind target.Kind
+	// Guard is the manager's --probe-deny-cidrs and --probe-allow-hosts,
+	// which spec.served is held to as a probe is.
+	Guard probe.Guard
 	// Reader reads targets live, past any cache, so that one created a
 	// moment ago is seen.
 	Reader client.Reader
@@ -60,7 +65,7 @@ type SwitchValidator[T target.Switch] struct {
 	// one naming the same target.
 	Cache client.Reader
 	// Validate is the kind's static validation (old is nil on create).
-	Validate func(old, sw T) field.ErrorList
+	Validate func(old, sw T, guard probe.Guard) field.ErrorList
 }
 
 var (
@@ -71,14 +76,14 @@ var (
 // ValidateCreate implements admission.Validator.
 func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission.Warnings, error) {
 	var zero T
-	errs := v.Validate(zero, sw)
+	errs := v.Validate(zero, sw, v.Guard)
 	if len(errs) == 0 {
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
 	}
 	if len(errs) == 0 {
 		errs = append(errs, v.validateAdmitted(ctx, sw, nil)...)
 	}
-	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+	return switchWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
 }
 
 // validateNewTarget refuses a target that exists or that another switch
@@ -115,7 +120,7 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 	if !sw.GetDeletionTimestamp().IsZero() || equality.Semantic.DeepEqual(specOf(old), specOf(sw)) {
 		return nil, nil
 	}
-	errs := v.Validate(old, sw)
+	errs := v.Validate(old, sw, v.Guard)
 	if len(errs) == 0 {
 		existing, err := v.target(ctx, sw)
 		switch {
@@ -132,7 +137,18 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 	if len(errs) == 0 {
 		errs = append(errs, v.validateAdmitted(ctx, sw, old.SwitchSpec().Entries())...)
 	}
-	return redirectWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+	return switchWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+}
+
+// switchWarnings are the admission warnings of a switch that is accepted:
+// permanent redirects in its templates and literal credentials in
+// spec.served's headers.
+func switchWarnings(kind target.Kind, sw target.Switch) admission.Warnings {
+	warnings := redirectWarnings(kind, sw)
+	if served := sw.SwitchSpec().Served; served != nil {
+		warnings = append(warnings, sensitiveHeaderWarnings(field.NewPath("spec", "served", "headers"), kind.SwitchKind(), served.Headers)...)
+	}
+	return warnings
 }
 
 // ValidateDelete implements admission.Validator.

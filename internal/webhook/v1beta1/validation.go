@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -38,27 +39,28 @@ const MaxProbeSuccessThreshold = 10
 const MaxFixedBodyBytes = v1beta1.MaxBodyBytes
 
 // ValidateDynamicIngress checks what needs no cluster access. old is nil on
-// create. The object is expected to be defaulted.
-func ValidateDynamicIngress(old, di *v1beta1.DynamicIngress) field.ErrorList {
+// create; guard is the manager's --probe-deny-cidrs and --probe-allow-hosts,
+// which spec.served.url is held to. The object is expected to be defaulted.
+func ValidateDynamicIngress(old, di *v1beta1.DynamicIngress, guard probe.Guard) field.ErrorList {
 	if old == nil {
-		return validateSwitch(target.Ingress{}, nil, di)
+		return validateSwitch(target.Ingress{}, nil, di, guard)
 	}
-	return validateSwitch(target.Ingress{}, old, di)
+	return validateSwitch(target.Ingress{}, old, di, guard)
 }
 
-// ValidateDynamicHTTPRoute checks what needs no cluster access. old is nil
-// on create. The object is expected to be defaulted.
-func ValidateDynamicHTTPRoute(old, dhr *v1beta1.DynamicHTTPRoute) field.ErrorList {
+// ValidateDynamicHTTPRoute checks what needs no cluster access, as
+// ValidateDynamicIngress does.
+func ValidateDynamicHTTPRoute(old, dhr *v1beta1.DynamicHTTPRoute, guard probe.Guard) field.ErrorList {
 	if old == nil {
-		return validateSwitch(target.HTTPRoute{}, nil, dhr)
+		return validateSwitch(target.HTTPRoute{}, nil, dhr, guard)
 	}
-	return validateSwitch(target.HTTPRoute{}, old, dhr)
+	return validateSwitch(target.HTTPRoute{}, old, dhr, guard)
 }
 
 // validateSwitch checks what every kind of switch shares: the target, at
 // least one template, the state with expected or the list of them (anyOf,
-// allOf), failurePolicy and override.
-func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
+// allOf), failurePolicy, override and served.
+func validateSwitch(kind target.Kind, old, sw target.Switch, guard probe.Guard) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	targetPath := spec.Child("target")
@@ -90,7 +92,58 @@ func validateSwitch(kind target.Kind, old, sw target.Switch) field.ErrorList {
 	errs = append(errs, validateEnum(spec.Child("failurePolicy"), sws.FailurePolicy,
 		v1beta1.FailurePolicyPassive, v1beta1.FailurePolicyActive, v1beta1.FailurePolicyRetain)...)
 	errs = append(errs, validateEnum(spec.Child("override"), sws.Override, v1beta1.ModeActive, v1beta1.ModePassive)...)
+	if sws.Served != nil {
+		errs = append(errs, validateServed(spec.Child("served"), sws.Served, guard)...)
+	}
 	return errs
+}
+
+// Bounds of spec.served.period and spec.served.timeout (docs/behaviour.md).
+const (
+	MinServedPeriod  = 250 * time.Millisecond
+	MaxServedPeriod  = 10 * time.Second
+	MinServedTimeout = 5 * time.Second
+	MaxServedTimeout = 30 * time.Minute
+)
+
+// validateServed checks spec.served: its URL and headers as a probe's
+// (the address guard and --probe-allow-hosts included), both matchers as
+// expected is checked, and period and timeout within their bounds.
+func validateServed(path *field.Path, served *v1beta1.ServedCheck, guard probe.Guard) field.ErrorList {
+	var errs field.ErrorList
+	if served.URL == "" {
+		errs = append(errs, field.Required(path.Child("url"), "the absolute http or https URL, reached through the data plane, that answers as the current mode's shape once it is served"))
+	} else {
+		errs = append(errs, validateProbeURL(path.Child("url"), served.URL, guard)...)
+	}
+	errs = append(errs, validateHeaders(path.Child("headers"), served.Headers, guard)...)
+	errs = append(errs, validateExpected(path.Child("active"), &served.Active)...)
+	errs = append(errs, validateExpected(path.Child("passive"), &served.Passive)...)
+	errs = append(errs, validateDurationRange(path.Child("period"), served.Period, MinServedPeriod, MaxServedPeriod)...)
+	errs = append(errs, validateDurationRange(path.Child("timeout"), served.Timeout, MinServedTimeout, MaxServedTimeout)...)
+	return errs
+}
+
+// validateDurationRange refuses a duration that is set and outside
+// [lowest, highest].
+func validateDurationRange(path *field.Path, d *metav1.Duration, lowest, highest time.Duration) field.ErrorList {
+	if d == nil || (d.Duration >= lowest && d.Duration <= highest) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, d.Duration.String(), fmt.Sprintf("must be at least %s and at most %s", formatBound(lowest), formatBound(highest)))}
+}
+
+// formatBound writes a bound as a user writes it: 250ms, 10s, 30m, not
+// 30m0s.
+func formatBound(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // MaxStateEntries bounds spec.anyOf and spec.allOf, as the CRD's MaxItems
@@ -421,24 +474,32 @@ func validateProbe(path *field.Path, p *v1beta1.HTTPProbe, guard probe.Guard) fi
 	if err := match.CompileBodyExpression(p.BodyExpression); err != nil {
 		errs = append(errs, field.Invalid(path.Child("bodyExpression"), p.BodyExpression, err.Error()))
 	}
-	errs = append(errs, validateHostHeaders(path.Child("headers"), p.Headers, guard)...)
-	for i, h := range p.Headers {
+	errs = append(errs, validateHeaders(path.Child("headers"), p.Headers, guard)...)
+	return errs
+}
+
+// validateHeaders checks the headers of a probe or of spec.served at path:
+// a Host header held to the guard, valid names and values, and exactly one
+// of value and valueFrom.
+func validateHeaders(path *field.Path, headers []v1beta1.HTTPHeader, guard probe.Guard) field.ErrorList {
+	errs := validateHostHeaders(path, headers, guard)
+	for i, h := range headers {
 		// Neither is shown: a value is often a bearer token, and an
 		// invalid name is most often a whole "Name: value" line.
 		if !httpguts.ValidHeaderFieldName(h.Name) {
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("name"), field.OmitValueType{}, headerNameProblem(h.Name)))
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), field.OmitValueType{}, headerNameProblem(h.Name)))
 		}
 		// Neither is the CRD's to refuse: `value: ""` is an empty literal,
 		// which the schema sees and Go's omitempty field cannot tell from
 		// none.
 		if h.Value != "" && h.ValueFrom != nil {
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i), field.OmitValueType{}, "exactly one of value and valueFrom must be set"))
+			errs = append(errs, field.Invalid(path.Index(i), field.OmitValueType{}, "exactly one of value and valueFrom must be set"))
 		}
 		if h.ValueFrom != nil {
-			errs = append(errs, validateSecretKeyRef(path.Child("headers").Index(i).Child("valueFrom", "secretKeyRef"), h.ValueFrom.SecretKeyRef)...)
+			errs = append(errs, validateSecretKeyRef(path.Index(i).Child("valueFrom", "secretKeyRef"), h.ValueFrom.SecretKeyRef)...)
 		}
 		if !httpguts.ValidHeaderFieldValue(h.Value) {
-			errs = append(errs, field.Invalid(path.Child("headers").Index(i).Child("value"), field.OmitValueType{}, headerValueProblem(h.Value)))
+			errs = append(errs, field.Invalid(path.Index(i).Child("value"), field.OmitValueType{}, headerValueProblem(h.Value)))
 		}
 	}
 	return errs
@@ -458,19 +519,20 @@ func validateSecretKeyRef(path *field.Path, ref v1beta1.SecretKeySelector) field
 	return errs
 }
 
-// sensitiveHeaderWarnings returns an admission warning for every header of
-// a probe whose literal value looks like a credential: Authorization,
-// Proxy-Authorization and Cookie, and any name holding "token", "key" or
-// "secret". Such a value is readable by everyone who can read the state
-// (the view role included); valueFrom.secretKeyRef keeps it in a Secret.
-func sensitiveHeaderWarnings(path *field.Path, p *v1beta1.HTTPProbe) []string {
+// sensitiveHeaderWarnings returns an admission warning for every header at
+// path (a probe's or spec.served's headers) whose literal value looks like
+// a credential: Authorization, Proxy-Authorization and Cookie, and any
+// name holding "token", "key" or "secret". Such a value is readable by
+// everyone who can read the object of that kind (the view role included);
+// valueFrom.secretKeyRef keeps it in a Secret.
+func sensitiveHeaderWarnings(path *field.Path, kind string, headers []v1beta1.HTTPHeader) []string {
 	var warnings []string
-	for i, h := range p.Headers {
+	for i, h := range headers {
 		if h.Value == "" || !sensitiveHeader(h.Name) {
 			continue
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: header %q has a literal value that anyone who can read this DynamicIngressState can read; "+
-			"put it in a Secret and use valueFrom.secretKeyRef", path.Child("headers").Index(i).Child("value"), h.Name))
+		warnings = append(warnings, fmt.Sprintf("%s: header %q has a literal value that anyone who can read this %s can read; "+
+			"put it in a Secret and use valueFrom.secretKeyRef", path.Index(i).Child("value"), h.Name, kind))
 	}
 	return warnings
 }

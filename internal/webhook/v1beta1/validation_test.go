@@ -142,7 +142,7 @@ func TestValidateDynamicIngress(t *testing.T) {
 				old = validDynamicIngress()
 				tt.old(old)
 			}
-			if diff := cmp.Diff(tt.want, ValidateDynamicIngress(old, di)); diff != "" {
+			if diff := cmp.Diff(tt.want, ValidateDynamicIngress(old, di, probe.Guard{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
