@@ -150,17 +150,13 @@ func printSwitches(o *options, switches []plugin.SwitchReport) error {
 	}
 	w := printers.GetNewTabWriter(o.streams.Out)
 	t := &linePrinter{w: w}
-	t.printf("KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED\n")
+	t.printf("KIND\tNAME\tTARGET\tMODE\tIN SHAPE\tOVERRIDE\tACCEPTED\tSERVED\n")
 	for _, sw := range switches {
-		accepted := sw.Accepted
-		if accepted == "" {
-			accepted = "-"
-		}
 		name := sw.Name
 		if sw.Namespace != "" {
 			name = sw.Namespace + "/" + sw.Name
 		}
-		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, accepted)
+		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, orDash(sw.Accepted), orDash(sw.Served))
 	}
 	if t.err != nil {
 		return t.err
@@ -353,15 +349,20 @@ func newWaitCommand(o *options) *cobra.Command {
 	var (
 		timeout  time.Duration
 		accepted bool
+		until    string
 	)
 	cmd := &cobra.Command{
-		Use:               "wait (STATE | dis/NAME | cdis/NAME) [--timeout 60s] [--accepted]",
+		Use:               "wait (STATE | dis/NAME | cdis/NAME) [--timeout 60s] [--accepted] [--for=served]",
 		ValidArgsFunction: o.completeState,
 		Short:             "Wait until every switch of the state has its target in the shape the state's response selects and its status says so",
 		Args:              exactArgs(1, "one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return &plugin.UsageError{Err: errors.New("--timeout must be positive")}
+			}
+			served, err := parseWaitFor(until)
+			if err != nil {
+				return err
 			}
 			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
@@ -372,13 +373,18 @@ func newWaitCommand(o *options) *cobra.Command {
 				return err
 			}
 			took, report, err := plugin.Wait(cmd.Context(), c, kinds, plugin.WaitOptions{
-				Namespace: o.followersNamespace(ns, ref), State: ref.Name, Cluster: ref.IsCluster(), Timeout: timeout, Accepted: accepted})
+				Namespace: o.followersNamespace(ns, ref), State: ref.Name, Cluster: ref.IsCluster(), Timeout: timeout, Accepted: accepted, Served: served})
 			if err != nil {
 				return err
 			}
 			what := "in shape"
-			if accepted {
+			switch {
+			case accepted && served:
+				what = "in shape, accepted and served"
+			case accepted:
 				what = "in shape and accepted"
+			case served:
+				what = "in shape and served"
 			}
 			sum := report.Summary
 			p := &linePrinter{w: o.streams.Out}
@@ -393,7 +399,26 @@ func newWaitCommand(o *options) *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "How long to wait before giving up (exit 1)")
 	cmd.Flags().BoolVar(&accepted, "accepted", false, "Also wait until every parent of each DynamicHTTPRoute's HTTPRoute accepted its current generation")
+	cmd.Flags().StringVar(&until, "for", waitForShape, "What to wait for: shape (the targets written and the statuses saying so) or served (also each switch with spec.served seen served in its mode)")
 	return cmd
+}
+
+// The values of wait's --for.
+const (
+	waitForShape  = "shape"
+	waitForServed = "served"
+)
+
+// parseWaitFor says whether wait's --for asks for served; a usage error
+// for a value it does not take.
+func parseWaitFor(until string) (bool, error) {
+	switch until {
+	case waitForShape:
+		return false, nil
+	case waitForServed:
+		return true, nil
+	}
+	return false, &plugin.UsageError{Err: fmt.Errorf("--for must be %s or %s, not %q", waitForShape, waitForServed, until)}
 }
 
 func newOverrideCommand(o *options) *cobra.Command {

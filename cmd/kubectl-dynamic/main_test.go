@@ -29,6 +29,7 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"preview", "x", "--at", "2026-12-24T00:00:00Z", "--body", "{}"}, 2, "error: --body and --body-file go with --status, not --at"},
 		{[]string{"preview", "x", "--status", "200", "--body-file", "/nonexistent/body.json"}, 1, "error: reading --body-file: open /nonexistent/body.json: no such file or directory"},
 		{[]string{"wait", "x", "--timeout", "0s"}, 2, "error: --timeout must be positive"},
+		{[]string{"wait", "x", "--for=ready"}, 2, `error: --for must be shape or served, not "ready"`},
 		{[]string{"override", "storefront", "active"}, 2, `error: "storefront": name the switch as KIND/NAME, e.g. di/storefront`},
 		{[]string{"override", "di/storefront", "on"}, 2, `error: mode "on": use active, passive or none`},
 		{[]string{"status", "x", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "error: stat /nonexistent/kubeconfig: no such file or directory"},

@@ -101,7 +101,7 @@ func TestStatusListsNotAdmittedApart(t *testing.T) {
 	}
 
 	// wait waits for the admitted ones only.
-	pending := OutOfShape(snap, report, time.Now(), false)
+	pending := OutOfShape(snap, report, time.Now(), WaitFor{})
 	want := []string{
 		`DynamicIngress news/web: its target news/web is not in active shape; its status is not synced (NotObserved: the status does not show generation 2 yet)`,
 		`DynamicIngress shop/web: its target shop/web is not in active shape`,

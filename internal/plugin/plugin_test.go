@@ -218,17 +218,17 @@ func TestOutOfShape(t *testing.T) {
 		{Kind: "DynamicHTTPRoute", Name: "route", Target: "shop/route", Mode: "active", InShape: true, Synced: true, Accepted: "unknown"},
 	}}
 	want := []string{`DynamicIngress "taken": its target shop/taken is not in active shape; its status is not synced (TargetConflict: Ingress shop/taken exists and is not controlled by this DynamicIngress; it is left untouched)`}
-	if diff := cmp.Diff(want, OutOfShape(&Snapshot{State: state}, report, time.Now(), false)); diff != "" {
+	if diff := cmp.Diff(want, OutOfShape(&Snapshot{State: state}, report, time.Now(), WaitFor{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	want = append(want, `DynamicHTTPRoute "route": HTTPRoute shop/route accepted: unknown`)
-	if diff := cmp.Diff(want, OutOfShape(&Snapshot{State: state}, report, time.Now(), true)); diff != "" {
+	if diff := cmp.Diff(want, OutOfShape(&Snapshot{State: state}, report, time.Now(), WaitFor{Accepted: true})); diff != "" {
 		t.Errorf("with accepted (-want +got):\n%s", diff)
 	}
 	// A state whose status lags behind its spec is not done, even when its
 	// switches follow the old answer.
 	state.Generation = 4
-	got := OutOfShape(&Snapshot{State: state}, Report{}, time.Now(), false)
+	got := OutOfShape(&Snapshot{State: state}, Report{}, time.Now(), WaitFor{})
 	if diff := cmp.Diff([]string{`state "flag": its status shows generation 3, not 4 yet`}, got); diff != "" {
 		t.Errorf("lagging state (-want +got):\n%s", diff)
 	}

@@ -25,6 +25,14 @@ const (
 	AcceptedUnknown = "unknown"
 )
 
+// Values of SwitchReport.Served: whether the data plane serves the mode
+// the decision selects, for a switch with spec.served.
+const (
+	ServedTrue     = "true"
+	ServedFalse    = "false"
+	ServedChecking = "checking"
+)
+
 // Report is what `kubectl dynamic status` prints (its -o json shape:
 // fields may be added, never renamed).
 type Report struct {
@@ -68,6 +76,11 @@ type SwitchReport struct {
 	Override string `json:"override"`
 	// Accepted is for DynamicHTTPRoutes only.
 	Accepted string `json:"accepted,omitempty"`
+	// Served is for switches with spec.served only (ServedOf): true,
+	// false or checking; ServedMessage is the Served condition's message
+	// when it is not true.
+	Served        string `json:"served,omitempty"`
+	ServedMessage string `json:"servedMessage,omitempty"`
 	// Synced says whether the switch's status shows the mode, for the
 	// switch's current generation, with its target synced.
 	Synced bool `json:"synced"`
@@ -189,6 +202,7 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool) (
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
 		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
 	out.Synced, out.Reason, out.Message = StatusShows(sw, active)
+	out.Served, out.ServedMessage = ServedOf(sw, active)
 	if cluster {
 		out.Namespace = sw.GetNamespace()
 	}
@@ -255,6 +269,44 @@ func StatusShows(sw target.Switch, active bool) (bool, string, string) {
 		return false, act.Reason, fmt.Sprintf("the status shows %s mode yet", decision.ModeName(!active))
 	}
 	return true, "", ""
+}
+
+// ServedOf says whether the status shows the mode served, as
+// `wait --for=served` requires it: "" for a switch without spec.served;
+// true when the Served condition is True, for the switch's current
+// generation, with status.served showing the mode; false when it is False
+// (NotServed) with the status showing the mode (StatusShows); checking
+// otherwise, the mode not yet written or its check under way. The message
+// says why when it is not true.
+func ServedOf(sw target.Switch, active bool) (string, string) {
+	if sw.SwitchSpec().Served == nil {
+		return "", ""
+	}
+	status := sw.SwitchStatus()
+	cond := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionServed)
+	gen := sw.GetGeneration()
+	if cond == nil || cond.ObservedGeneration != gen {
+		return ServedChecking, fmt.Sprintf("the status does not show the Served condition of generation %d yet", gen)
+	}
+	// A Served condition is about the mode the target was written in: one
+	// of the other mode says nothing of this one.
+	if shows, _, _ := StatusShows(sw, active); !shows {
+		return ServedChecking, fmt.Sprintf("the status does not show %s mode yet", decision.ModeName(active))
+	}
+	mode := v1beta1.ModePassive
+	if active {
+		mode = v1beta1.ModeActive
+	}
+	switch cond.Status {
+	case metav1.ConditionTrue:
+		if status.Served != nil && status.Served.Mode == mode {
+			return ServedTrue, ""
+		}
+		return ServedChecking, fmt.Sprintf("status.served does not show %s mode yet", decision.ModeName(active))
+	case metav1.ConditionFalse:
+		return ServedFalse, fmt.Sprintf("%s: %s", cond.Reason, cond.Message)
+	}
+	return ServedChecking, fmt.Sprintf("%s: %s", cond.Reason, cond.Message)
 }
 
 // accepted says whether every parent of the HTTPRoute accepted its current

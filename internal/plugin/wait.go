@@ -16,12 +16,25 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
+// WaitFor is what wait waits for besides every switch being in shape with
+// its status saying so.
+type WaitFor struct {
+	// Accepted: every parent of each DynamicHTTPRoute's HTTPRoute accepted
+	// its current generation.
+	Accepted bool
+	// Served: the Served condition of each switch with spec.served is True
+	// for the mode the decision selects (ServedOf).
+	Served bool
+}
+
 // OutOfShape names what keeps a snapshot from being done: a state whose
 // status does not show its spec yet, and each switch whose target is not in
 // the shape the state's current response selects, or whose status does not
-// say so, or (with accepted) a DynamicHTTPRoute whose HTTPRoute some parent
-// has not accepted at its current generation. Empty when all is done.
-func OutOfShape(snap *Snapshot, report Report, now time.Time, accepted bool) []string {
+// say so, or (with Accepted) a DynamicHTTPRoute whose HTTPRoute some parent
+// has not accepted at its current generation, or (with Served) a switch
+// with spec.served whose status does not show that mode served. Empty when
+// all is done.
+func OutOfShape(snap *Snapshot, report Report, now time.Time, until WaitFor) []string {
 	var out []string
 	if why := stateBehind(snap.State, now); why != "" {
 		out = append(out, why)
@@ -34,8 +47,11 @@ func OutOfShape(snap *Snapshot, report Report, now time.Time, accepted bool) []s
 		if !sw.Synced {
 			why = append(why, fmt.Sprintf("its status is not synced (%s: %s)", sw.Reason, sw.Message))
 		}
-		if accepted && sw.Accepted != "" && sw.Accepted != AcceptedTrue {
+		if until.Accepted && sw.Accepted != "" && sw.Accepted != AcceptedTrue {
 			why = append(why, fmt.Sprintf("HTTPRoute %s accepted: %s", sw.Target, sw.Accepted))
+		}
+		if until.Served && sw.Served != "" && sw.Served != ServedTrue {
+			why = append(why, fmt.Sprintf("%s mode served: %s (%s)", sw.Mode, sw.Served, sw.ServedMessage))
 		}
 		if len(why) > 0 {
 			name := fmt.Sprintf("%q", sw.Name)
@@ -78,7 +94,10 @@ type WaitOptions struct {
 	// Accepted waits also for every parent of each DynamicHTTPRoute's
 	// HTTPRoute to accept its current generation.
 	Accepted bool
-	Clock    clock.Clock
+	// Served waits also for the Served condition of every switch with
+	// spec.served to be True for the mode (WaitFor.Served).
+	Served bool
+	Clock  clock.Clock
 }
 
 // TimeoutError says what was still out of shape when Wait gave up.
@@ -169,7 +188,7 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 				return 0, Report{}, err
 			}
 			now := clk.Now()
-			pending := OutOfShape(snap, report, now, opts.Accepted)
+			pending := OutOfShape(snap, report, now, WaitFor{Accepted: opts.Accepted, Served: opts.Served})
 			if len(pending) == 0 {
 				return now.Sub(start), report, nil
 			}

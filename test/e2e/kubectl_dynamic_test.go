@@ -253,11 +253,11 @@ spec:
 	if want := "State " + ns + "/flag: HTTP 200, Fixed"; lines[0] != want {
 		t.Errorf("status first line = %q, want %q", lines[0], want)
 	}
-	if got := strings.Join(strings.Fields(lines[1]), " "); got != "KIND NAME TARGET MODE IN SHAPE OVERRIDE ACCEPTED" {
+	if got := strings.Join(strings.Fields(lines[1]), " "); got != "KIND NAME TARGET MODE IN SHAPE OVERRIDE ACCEPTED SERVED" {
 		t.Errorf("status header = %q", got)
 	}
-	if !regexp.MustCompile(`(?m)^DynamicIngress\s+taken\s+` + ns + `/taken\s+passive\s+no\s+none\s+-\s*$`).MatchString(table) {
-		t.Errorf("status table:\n%s\nwant a row: DynamicIngress taken %s/taken passive no none -", table, ns)
+	if !regexp.MustCompile(`(?m)^DynamicIngress\s+taken\s+` + ns + `/taken\s+passive\s+no\s+none\s+-\s+-\s*$`).MatchString(table) {
+		t.Errorf("status table:\n%s\nwant a row: DynamicIngress taken %s/taken passive no none - -", table, ns)
 	}
 	if last, want := lines[len(lines)-1], "5 switches: 2 active, 3 passive, 1 not yet in shape"; last != want {
 		t.Errorf("status summary line = %q, want %q", last, want)

@@ -54,9 +54,9 @@ func TestKubectlDynamicWaitLeavesOutNotAdmitted(t *testing.T) {
 
 	table := plugin(t, "status", "cdis/"+name, "-A")
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^KIND\s+NAME\s+TARGET\s+MODE\s+IN SHAPE\s+OVERRIDE\s+ACCEPTED\nDynamicIngress\s+` + shop + `/web\s+` + shop + `/web\s+active\s+yes\s+none\s+-\n` +
+		regexp.MustCompile(`(?m)^KIND\s+NAME\s+TARGET\s+MODE\s+IN SHAPE\s+OVERRIDE\s+ACCEPTED\s+SERVED\nDynamicIngress\s+` + shop + `/web\s+` + shop + `/web\s+active\s+yes\s+none\s+-\s+-\n` +
 			`Not admitted by the grant of cdis/` + name + ` \(each in the mode its failurePolicy selects; wait leaves them out\):\n` +
-			`KIND\s+NAME\s+TARGET\s+MODE\s+IN SHAPE\s+OVERRIDE\s+ACCEPTED\nDynamicIngress\s+` + blog + `/web\s+` + blog + `/web\s+passive\s+yes\s+none\s+-\n`),
+			`KIND\s+NAME\s+TARGET\s+MODE\s+IN SHAPE\s+OVERRIDE\s+ACCEPTED\s+SERVED\nDynamicIngress\s+` + blog + `/web\s+` + blog + `/web\s+passive\s+yes\s+none\s+-\s+-\n`),
 		regexp.MustCompile(`(?m)^1 switch: 1 active, 0 passive, 0 not yet in shape; 1 follower not admitted by the grant$`),
 	} {
 		if !want.MatchString(table) {
