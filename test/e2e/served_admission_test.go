@@ -30,9 +30,9 @@ func TestServedAdmission(t *testing.T) {
 		{"a URL the address guard refuses", "di/metadata", webIngress(ns, "metadata", "flag").ExpectCode("503").
 			Served(builders.Served("http://169.254.169.254/latest/meta-data?token=x", "503", "200")).YAML(),
 			`The DynamicIngress "metadata" is invalid: spec.served.url: Invalid value: "http://169.254.169.254/latest/meta-data": address 169.254.169.254 is inside denied range 169.254.0.0/16 (the manager's --probe-deny-cidrs)`},
-		// The defaulting webhook writes the absent active back as {} (the
-		// Go field has no omitempty), which the CRD's rule on every
-		// expected response refuses before the validating webhook runs.
+		// The defaulting webhook writes an absent active back as {} and an
+		// absent url as "" (the Go fields have no omitempty), which the
+		// CRD's rules refuse before the validating webhook runs.
 		{"no active", "di/noactive", fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
 kind: DynamicIngress
 metadata: {namespace: %s, name: noactive}
@@ -47,6 +47,20 @@ spec:
     url: https://shop.example.com/
     passive: {statusCode: "200"}
 `, ns), `The DynamicIngress "noactive" is invalid: spec.served.active: Invalid value: at least one of statusCode, body and expression must be set`},
+		{"no url", "di/nourl", fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata: {namespace: %s, name: nourl}
+spec:
+  target: {name: nourl}
+  state: flag
+  expected: {statusCode: "503"}
+  activeIngress:
+    template:
+      spec: {defaultBackend: {service: {name: sorry, port: {number: 80}}}}
+  served:
+    active: {statusCode: "503"}
+    passive: {statusCode: "200"}
+`, ns), `The DynamicIngress "nourl" is invalid: spec.served.url: Invalid value: "": spec.served.url in body should be at least 1 chars long`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
