@@ -99,7 +99,7 @@ type ServedCheck struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	URL string `json:"url"`
+	URL string `json:"url,omitempty"`
 
 	// headers sent with each request, as a probe's (a Host header names
 	// the virtual host).
@@ -110,11 +110,11 @@ type ServedCheck struct {
 
 	// active is what url answers once the active shape is served.
 	// +required
-	Active ExpectedResponse `json:"active"`
+	Active ExpectedResponse `json:"active,omitzero"`
 
 	// passive is what url answers once the passive shape is served.
 	// +required
-	Passive ExpectedResponse `json:"passive"`
+	Passive ExpectedResponse `json:"passive,omitzero"`
 
 	// period is how often url is requested while the shape is not served
 	// yet: 250ms to 10s, 1s by default.

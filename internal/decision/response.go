@@ -59,7 +59,7 @@ func WithChange(history []v1beta1.HistoryEntry, code, body string, cause v1beta1
 	if len(history) > 0 {
 		seq = history[0].Sequence + 1
 	}
-	entry := v1beta1.HistoryEntry{Sequence: seq, Time: metav1.MicroTime{Time: now.Time}, StatusCode: code, Cause: cause}
+	entry := v1beta1.HistoryEntry{Sequence: seq, Time: metav1.MicroTime(now), StatusCode: code, Cause: cause}
 	if code != "" {
 		entry.BodyDigest = fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(body)))
 	}

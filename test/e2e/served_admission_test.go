@@ -46,7 +46,7 @@ spec:
   served:
     url: https://shop.example.com/
     passive: {statusCode: "200"}
-`, ns), `The DynamicIngress "noactive" is invalid: spec.served.active: Invalid value: at least one of statusCode, body and expression must be set`},
+`, ns), "The DynamicIngress \"noactive\" is invalid: \n* spec.served.active: Required value\n* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
 		{"no url", "di/nourl", fmt.Sprintf(`apiVersion: ingress.dynamicingress.io/v1beta1
 kind: DynamicIngress
 metadata: {namespace: %s, name: nourl}
@@ -60,7 +60,7 @@ spec:
   served:
     active: {statusCode: "503"}
     passive: {statusCode: "200"}
-`, ns), `The DynamicIngress "nourl" is invalid: spec.served.url: Invalid value: "": spec.served.url in body should be at least 1 chars long`},
+`, ns), "The DynamicIngress \"nourl\" is invalid: \n* spec.served.url: Required value\n* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
