@@ -335,6 +335,25 @@ type HistoryEntry struct {
 	// cause of the change: Fixed, Probe, Schedule or NoResponse.
 	// +required
 	Cause HistoryCause `json:"cause"`
+
+	// flip is set once every follower that the manager serves shows the
+	// change in its status.
+	// +optional
+	Flip *FlipSummary `json:"flip,omitempty"`
+}
+
+// FlipSummary is how a change of a state reached its followers.
+type FlipSummary struct {
+	// followers is how many switches followed the state at the change.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Followers int32 `json:"followers"`
+
+	// completedAfter is how long after the change the last follower's
+	// status showed it, e.g. "6.31s".
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	CompletedAfter string `json:"completedAfter"`
 }
 
 // DynamicIngressState is a shared response, fixed or probed over HTTP,

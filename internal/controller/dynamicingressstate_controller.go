@@ -52,6 +52,9 @@ type StateReconciler struct {
 	ClusterResourceNamespace string
 
 	writes *ownWrites
+	// flips has the summaries of complete flips to write on the history
+	// entries of their changes; nil writes none.
+	flips *flipTracker
 	// probes and clusterProbes queue the namespaced and the cluster
 	// states whose observation changed.
 	probes, clusterProbes probeNotifications
@@ -204,7 +207,14 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	r.boundaries.set(key, nextBoundary)
 	metrics.SetStateUp(req.Namespace, req.Name, status.StatusCode != "")
-	return ctrl.Result{}, r.writeStatus(ctx, obj, status)
+	summarised := r.flips.summarise(key, status.History)
+	if err := r.writeStatus(ctx, obj, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if summarised {
+		r.flips.written(key)
+	}
+	return ctrl.Result{}, nil
 }
 
 // stopProbing stops the probes of a state that is not probed (any more),

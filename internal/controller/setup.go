@@ -155,7 +155,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(served); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)
 	}
-	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served); err != nil {
+	// Each change of a state is followed until its followers show it,
+	// for the flip summary of its history entry.
+	flips := newFlipTracker(1, time.Now)
+	flips.notify = states.notify
+	states.flips = flips
+	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -166,14 +171,15 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	if err := setupSwitches(mgr, routes, opts, gate, expressions, served); err != nil {
+	flips.engines = 2
+	if err := setupSwitches(mgr, routes, opts, gate, expressions, served, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator, served *servedChecks) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator, served *servedChecks, flips *flipTracker) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
@@ -181,6 +187,7 @@ func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statu
 	r.ClusterStates = opts.ClusterStates
 	r.expressions = expressions
 	r.served = served
+	r.flips = flips
 	return r.SetupWithManager(mgr)
 }
 

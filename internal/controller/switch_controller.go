@@ -80,6 +80,9 @@ type SwitchReconciler struct {
 	expressions *expressionEvaluator
 	// served checks spec.served after target writes; nil checks nothing.
 	served *servedChecks
+	// flips follows each state change until its followers show it; nil
+	// follows none.
+	flips *flipTracker
 	// queue is this controller's work queue, once it has started.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
@@ -145,6 +148,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if r.served != nil {
 				r.served.forget(switchID{kind: kind, key: req.NamespacedName})
 			}
+			r.flips.forget(switchID{kind: kind, key: req.NamespacedName})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -231,6 +235,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	r.announced.forget(req.NamespacedName)
+	r.settleFlips(sw, f, req)
 	for _, e := range events {
 		r.event(ctx, sw, e)
 	}
@@ -309,4 +314,36 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 		parents = routeParentsAcceptance(route)
 	}
 	return r.served.view(sw, id, active, parents, func() { r.checkServed(sw, req, active) })
+}
+
+// settleFlips reports that the status of sw shows what it decided from
+// each state it follows (flipTracker); a state it follows none of (not
+// found, not admitted) counts as shown.
+func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
+	if r.flips == nil {
+		return
+	}
+	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
+		namespace := sw.GetNamespace()
+		if ref.IsCluster() {
+			namespace = ""
+		}
+		key := stateKey(namespace, ref.Name)
+		if state == nil {
+			r.flips.forgetIn(key, id)
+			return
+		}
+		r.flips.settled(key, state.Status.StatusCode, state.Status.Body, id)
+	}
+	spec := sw.SwitchSpec()
+	if f.entries == nil {
+		settle(spec.State, f.state)
+		return
+	}
+	for i, e := range spec.Entries() {
+		if i < len(f.entries) {
+			settle(e.State, f.entries[i].State)
+		}
+	}
 }

@@ -137,28 +137,51 @@ func (q lowPriorityQueue) Add(item reconcile.Request) {
 func (r *SwitchReconciler) stateChanged() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.enqueueSwitchesOf(ctx, e.Object, q, e.IsInInitialList)
+			r.enqueueSwitchesOf(ctx, e.Object, q, e.IsInInitialList, nil)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.enqueueSwitchesOf(ctx, e.ObjectNew, q, e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion())
+			r.enqueueSwitchesOf(ctx, e.ObjectNew, q, e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion(), e.ObjectOld)
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.enqueueSwitchesOf(ctx, e.Object, q, false)
+			r.enqueueSwitchesOf(ctx, e.Object, q, false, nil)
 			r.fixed.forget(client.ObjectKeyFromObject(e.Object))
 		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.enqueueSwitchesOf(ctx, e.Object, q, false)
+			r.enqueueSwitchesOf(ctx, e.Object, q, false, nil)
 		},
 	}
 }
 
-// enqueueSwitchesOf adds every switch of this kind that state drives to q.
-func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool) {
+// enqueueSwitchesOf adds every switch of this kind that state drives to q;
+// before is the state before an update (nil for other events), so that a
+// change of its response is followed until they show it (expectFlip)
+// from before any of them is reconciled.
+func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool, before client.Object) {
 	r.fixed.note(state)
 	if low {
 		q = lowPriority(q)
 	}
-	expectAndAdd(r.gate, r.Kind.SwitchKind(), r.switchesOf(ctx, state), q)
+	keys := r.switchesOf(ctx, state)
+	if before != nil {
+		r.expectFlip(before, state, keys)
+	}
+	expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
+}
+
+// expectFlip has the flip tracker follow a change of a state's response
+// (before to after) to the switches of this kind that follow it (keys).
+func (r *SwitchReconciler) expectFlip(before, after client.Object, keys []types.NamespacedName) {
+	b, ok1 := before.(stateObject)
+	a, ok2 := after.(stateObject)
+	if r.flips == nil || !ok1 || !ok2 {
+		return
+	}
+	code0, body0 := decision.FollowedResponse(b.StateView())
+	code1, body1 := decision.FollowedResponse(a.StateView())
+	if code0 == code1 && body0 == body1 {
+		return
+	}
+	r.flips.expect(stateKey(after.GetNamespace(), after.GetName()), code1, body1, r.Kind.SwitchKind(), keys)
 }
 
 // expectAndAdd has the gate expect every switch of kind at keys, all at

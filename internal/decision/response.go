@@ -61,7 +61,7 @@ func WithChange(history []v1beta1.HistoryEntry, code, body string, cause v1beta1
 	}
 	entry := v1beta1.HistoryEntry{Sequence: seq, Time: metav1.MicroTime(now), StatusCode: code, Cause: cause}
 	if code != "" {
-		entry.BodyDigest = fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(body)))
+		entry.BodyDigest = BodyDigest(body)
 	}
 	out := make([]v1beta1.HistoryEntry, 0, min(len(history)+1, v1beta1.MaxHistory))
 	out = append(out, entry)
@@ -161,4 +161,10 @@ func Followed(state *v1beta1.DynamicIngressState, seen *metav1.MicroTime) *v1bet
 	out.Status.StatusCode, out.Status.Body, out.Status.BodyTruncated = code, body, false
 	out.Status.LastUpdateTime = seen
 	return out
+}
+
+// BodyDigest is a body as status.history names it: "sha256:" and its hex
+// digest.
+func BodyDigest(body string) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(body)))
 }

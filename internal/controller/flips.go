@@ -1,0 +1,187 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+)
+
+// flipTracker follows each change of a state's response until every
+// follower that this manager serves shows it in its status, and then has
+// the state's history entry of the change carry the flip's summary
+// (followers, completedAfter): one more write of the state per change,
+// never one per follower (docs/behaviour.md, "History"). Both switch
+// engines report to it.
+type flipTracker struct {
+	// engines is how many switch engines (kinds) report followers: a flip
+	// is complete only once each has.
+	engines int
+	// notify has the state engine reconcile a state ("namespace/name",
+	// "/name" for a cluster state).
+	notify func(key string)
+	now    func() time.Time
+
+	mu    sync.Mutex
+	flips map[string]*flip
+	// completed has the summaries to write, by state key.
+	completed map[string]flipDone
+}
+
+// flip is one change of a state's response reaching its followers.
+type flip struct {
+	code, body string
+	started    time.Time
+	kinds      map[string]bool
+	remaining  map[switchID]struct{}
+	followers  int
+}
+
+// flipDone is the summary of a complete flip.
+type flipDone struct {
+	code, body string
+	summary    v1beta1.FlipSummary
+}
+
+func newFlipTracker(engines int, now func() time.Time) *flipTracker {
+	return &flipTracker{engines: engines, now: now, flips: map[string]*flip{}, completed: map[string]flipDone{}}
+}
+
+// stateKey names a state as the state engine's queue does.
+func stateKey(namespace, name string) string { return namespace + "/" + name }
+
+// expect starts following the change of the state key to (code, body), or
+// adds kind's followers to it: keys are the switches of kind that follow
+// the state.
+func (t *flipTracker) expect(key, code, body, kind string, keys []types.NamespacedName) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.flips[key]
+	if !ok || f.code != code || f.body != body {
+		f = &flip{code: code, body: body, started: t.now(), kinds: map[string]bool{}, remaining: map[switchID]struct{}{}}
+		t.flips[key] = f
+		delete(t.completed, key)
+	}
+	if f.kinds[kind] {
+		return
+	}
+	f.kinds[kind] = true
+	for _, k := range keys {
+		f.remaining[switchID{kind: kind, key: k}] = struct{}{}
+	}
+	f.followers += len(keys)
+	t.completeLocked(key, f)
+}
+
+// settled reports that the status of the switch id shows what it decided
+// from the state key answering (code, body).
+func (t *flipTracker) settled(key, code, body string, id switchID) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.flips[key]
+	if !ok || f.code != code || f.body != body {
+		return
+	}
+	delete(f.remaining, id)
+	t.completeLocked(key, f)
+}
+
+// forgetIn drops the switch id from the flip of the state key: it follows
+// the state no more (not found, not admitted), so it shows nothing of it.
+func (t *flipTracker) forgetIn(key string, id switchID) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.flips[key]; ok {
+		delete(f.remaining, id)
+		t.completeLocked(key, f)
+	}
+}
+
+// forget drops a switch that is gone from every flip it was in.
+func (t *flipTracker) forget(id switchID) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for key, f := range t.flips {
+		if _, ok := f.remaining[id]; ok {
+			delete(f.remaining, id)
+			t.completeLocked(key, f)
+		}
+	}
+}
+
+// completeLocked ends f once every engine reported its followers and each
+// showed the change; a flip without followers has no summary.
+func (t *flipTracker) completeLocked(key string, f *flip) {
+	if len(f.kinds) < t.engines || len(f.remaining) > 0 {
+		return
+	}
+	delete(t.flips, key)
+	if f.followers == 0 {
+		return
+	}
+	t.completed[key] = flipDone{code: f.code, body: f.body, summary: v1beta1.FlipSummary{
+		Followers: int32(f.followers), CompletedAfter: formatAfter(t.now().Sub(f.started))}}
+	if t.notify != nil {
+		go t.notify(key)
+	}
+}
+
+// summarise sets the summary of the state key's complete flip on the
+// newest entry of history, when that entry is the change the flip was of
+// and has none yet. It reports whether it did, so that the summary is
+// dropped once written (written).
+func (t *flipTracker) summarise(key string, history []v1beta1.HistoryEntry) bool {
+	if t == nil || len(history) == 0 {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	done, ok := t.completed[key]
+	if !ok {
+		return false
+	}
+	newest := &history[0]
+	digest := ""
+	if done.code != "" {
+		digest = decision.BodyDigest(done.body)
+	}
+	if newest.StatusCode != done.code || newest.BodyDigest != digest {
+		// Not in the history yet (a fixed state's followers follow its
+		// spec before its status is written): the status write that
+		// records the change carries the summary. A later change of the
+		// state replaces the flip (expect).
+		return false
+	}
+	if newest.Flip != nil {
+		delete(t.completed, key)
+		return false
+	}
+	summary := done.summary
+	newest.Flip = &summary
+	return true
+}
+
+// written drops the summary of the state key once its status holds it.
+func (t *flipTracker) written(key string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.completed, key)
+}
