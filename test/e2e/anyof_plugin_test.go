@@ -81,7 +81,7 @@ func TestKubectlDynamicAnyOf(t *testing.T) {
 			t.Errorf("status window: no %q in\n%s", want, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^DynamicIngress\s+web\s+` + ns + `/web\s+passive\s+yes\s+none\s+-\s*$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^DynamicIngress\s+web\s+` + ns + `/web\s+passive\s+yes\s+none\s+-\s+-\s*$`).MatchString(out) {
 		t.Errorf("status window: no row for web, passive and in shape, in\n%s", out)
 	}
 

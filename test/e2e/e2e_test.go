@@ -135,7 +135,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	}
 	// -o wide adds the Active condition's reason and the override.
 	wide := tables(kubectl(t, "", "get", "-n", ns, "di", "partner-api", "storefront", "-o", "wide"))[0]
-	if got := strings.Join(wide.header, " "); got != "NAME TARGET STATE STATEREF ACTIVE READY AGE REASON OVERRIDE" {
+	if got := strings.Join(wide.header, " "); got != "NAME TARGET STATE STATEREF ACTIVE READY AGE REASON OVERRIDE SERVED" {
 		t.Errorf("kubectl get di -o wide header = %q", got)
 	}
 	want = [][]string{{"partner-api", "Overridden", "Passive"}, {"storefront", "NotMatched", ""}}

@@ -764,7 +764,7 @@ func TestKubectlDynamicHTTPRouteAccepted(t *testing.T) {
 	if got := acceptedOf(); got != "true" {
 		t.Errorf("accepted with every parent Accepted at generation %d = %q, want true", gen, got)
 	}
-	if out := plugin(t, "status", "flag", "-n", ns); !regexp.MustCompile(`(?m)^DynamicHTTPRoute\s+route\s+\S+\s+passive\s+yes\s+none\s+true$`).MatchString(out) {
+	if out := plugin(t, "status", "flag", "-n", ns); !regexp.MustCompile(`(?m)^DynamicHTTPRoute\s+route\s+\S+\s+passive\s+yes\s+none\s+true\s+-$`).MatchString(out) {
 		t.Errorf("status table:\n%s\nwant route passive, in shape, accepted true", out)
 	}
 	setRouteStatus(t, ns, "route", routeStatus(t, gen, gen-1))
