@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // flipTracker follows each change of a state's response until every
@@ -184,4 +186,36 @@ func (t *flipTracker) written(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.completed, key)
+}
+
+// settleFlips reports that the status of sw shows what it decided from
+// each state it follows (flipTracker); a state it follows none of (not
+// found, not admitted) counts as shown.
+func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
+	if r.flips == nil {
+		return
+	}
+	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
+		namespace := sw.GetNamespace()
+		if ref.IsCluster() {
+			namespace = ""
+		}
+		key := stateKey(namespace, ref.Name)
+		if state == nil {
+			r.flips.forgetIn(key, id)
+			return
+		}
+		r.flips.settled(key, state.Status.StatusCode, state.Status.Body, id)
+	}
+	spec := sw.SwitchSpec()
+	if f.entries == nil {
+		settle(spec.State, f.state)
+		return
+	}
+	for i, e := range spec.Entries() {
+		if i < len(f.entries) {
+			settle(e.State, f.entries[i].State)
+		}
+	}
 }

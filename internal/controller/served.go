@@ -10,14 +10,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/reference"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -371,27 +369,4 @@ func (s *servedChecks) view(sw target.Switch, id switchID, active bool, parents 
 // formatAfter is a duration as status.served.after shows it: "2.31s".
 func formatAfter(d time.Duration) string {
 	return fmt.Sprintf("%.2fs", d.Seconds())
-}
-
-// recordServed is the done of a check of sw's target: the metric, a
-// NotServed Warning once, and the switch reconciled so that its status
-// shows the result.
-func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(servedResult) {
-	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
-	regarding, err := reference.GetReference(r.Scheme(), sw)
-	_, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute)
-	timeout := servedTimeout(sw.SwitchSpec().Served)
-	return func(res servedResult) {
-		if routes && res.served {
-			// Its parents may still not accept the route: look again at
-			// the timeout, when that turns it NotServed.
-			time.AfterFunc(timeout-res.after+time.Millisecond, wake)
-		}
-		metrics.RecordServed(kind, namespace, name, res.served, res.after)
-		if !res.served && err == nil {
-			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",
-				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.active), res.last)})
-		}
-		wake()
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
@@ -23,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
@@ -288,62 +286,4 @@ func stateLabel(spec v1beta1.SwitchSpec) string {
 		return spec.State.Name
 	}
 	return spec.Summary()
-}
-
-// checkServed starts the check of spec.served after the target of sw was
-// written in the mode active.
-func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
-	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
-		id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
-		r.served.start(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
-	}
-}
-
-// servedView is what the status shows of spec.served (servedChecks.view).
-func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
-	if r.served == nil {
-		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
-	}
-	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
-	var parents parentsAcceptance
-	if _, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute); routes && sw.SwitchSpec().Served != nil {
-		// A route is served once its parents accepted its generation too;
-		// a change of their status enqueues the switch (targetChanged).
-		live, _ := r.getTarget(ctx, target.Key(sw))
-		route, _ := live.(*gatewayv1.HTTPRoute)
-		parents = routeParentsAcceptance(route)
-	}
-	return r.served.view(sw, id, active, parents, func() { r.checkServed(sw, req, active) })
-}
-
-// settleFlips reports that the status of sw shows what it decided from
-// each state it follows (flipTracker); a state it follows none of (not
-// found, not admitted) counts as shown.
-func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
-	if r.flips == nil {
-		return
-	}
-	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
-	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
-		namespace := sw.GetNamespace()
-		if ref.IsCluster() {
-			namespace = ""
-		}
-		key := stateKey(namespace, ref.Name)
-		if state == nil {
-			r.flips.forgetIn(key, id)
-			return
-		}
-		r.flips.settled(key, state.Status.StatusCode, state.Status.Body, id)
-	}
-	spec := sw.SwitchSpec()
-	if f.entries == nil {
-		settle(spec.State, f.state)
-		return
-	}
-	for i, e := range spec.Entries() {
-		if i < len(f.entries) {
-			settle(e.State, f.entries[i].State)
-		}
-	}
 }

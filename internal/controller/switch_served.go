@@ -1,0 +1,69 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/reference"
+	ctrl "sigs.k8s.io/controller-runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// The switching engine's side of spec.served (servedChecks): a check
+// started after each target write, and the Served condition in each status.
+
+// checkServed starts the check of spec.served after the target of sw was
+// written in the mode active.
+func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
+	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
+		id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+		r.served.start(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
+	}
+}
+
+// servedView is what the status shows of spec.served (servedChecks.view).
+func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
+	if r.served == nil {
+		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
+	}
+	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	var parents parentsAcceptance
+	if _, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute); routes && sw.SwitchSpec().Served != nil {
+		// A route is served once its parents accepted its generation too;
+		// a change of their status enqueues the switch (targetChanged).
+		live, _ := r.getTarget(ctx, target.Key(sw))
+		route, _ := live.(*gatewayv1.HTTPRoute)
+		parents = routeParentsAcceptance(route)
+	}
+	return r.served.view(sw, id, active, parents, func() { r.checkServed(sw, req, active) })
+}
+
+// recordServed is the done of a check of sw's target: the metric, a
+// NotServed Warning once, and the switch reconciled so that its status
+// shows the result.
+func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(servedResult) {
+	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
+	regarding, err := reference.GetReference(r.Scheme(), sw)
+	_, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute)
+	timeout := servedTimeout(sw.SwitchSpec().Served)
+	return func(res servedResult) {
+		if routes && res.served {
+			// Its parents may still not accept the route: look again at
+			// the timeout, when that turns it NotServed.
+			time.AfterFunc(timeout-res.after+time.Millisecond, wake)
+		}
+		metrics.RecordServed(kind, namespace, name, res.served, res.after)
+		if !res.served && err == nil {
+			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",
+				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.active), res.last)})
+		}
+		wake()
+	}
+}
