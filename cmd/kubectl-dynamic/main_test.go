@@ -19,6 +19,9 @@ func TestUsageAndErrors(t *testing.T) {
 	}{
 		{[]string{"status", "a", "b"}, 2, "error: expected at most one STATE, got 2 arguments"},
 		{[]string{"wait"}, 2, "error: expected one STATE, got 0 arguments"},
+		{[]string{"history"}, 2, "error: expected one STATE, got 0 arguments"},
+		{[]string{"history", "x", "-o", "wide"}, 2, `error: unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml`},
+		{[]string{"history", "x/y/z"}, 2, `error: "x/y/z": name a state as NAME, dis/NAME or cdis/NAME`},
 		{[]string{"launch"}, 2, `error: unknown command "launch" for "kubectl dynamic"`},
 		{[]string{"status", "x", "--colour"}, 2, "error: unknown flag: --colour"},
 		{[]string{"status", "x", "-o", "wide"}, 2, `error: unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml`},

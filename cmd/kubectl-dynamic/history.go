@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+)
+
+func newHistoryCommand(o *options) *cobra.Command {
+	var output *outputFlags
+	cmd := &cobra.Command{
+		Use:               "history (STATE | dis/NAME | cdis/NAME)",
+		ValidArgsFunction: o.completeState,
+		Short:             "Show a state's last response changes, newest first: when, the status code, the cause, the body's digest and how the flip reached the followers",
+		Args:              exactArgs(1, "one STATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			c, ns, err := o.connect()
+			if err != nil {
+				return err
+			}
+			ref, err := o.state(args[0])
+			if err != nil {
+				return err
+			}
+			report, err := plugin.HistoryOf(cmd.Context(), c, ns, ref)
+			if err != nil {
+				return err
+			}
+			if output.requested() {
+				return output.print(o, report, report.Names())
+			}
+			return printHistory(o, report)
+		},
+	}
+	output = addOutputFlags(cmd)
+	return cmd
+}
+
+// printHistory prints the history as a table, newest first, or the one
+// line that says there is none.
+func printHistory(o *options, r plugin.HistoryReport) error {
+	if empty := r.Empty(); empty != "" {
+		_, err := fmt.Fprintln(o.streams.Out, empty)
+		return err
+	}
+	w := printers.GetNewTabWriter(o.streams.Out)
+	t := &linePrinter{w: w}
+	t.printf("%s\n", strings.Join(plugin.HistoryColumns, "\t"))
+	for _, e := range r.History {
+		t.printf("%s\n", strings.Join(plugin.HistoryRow(e), "\t"))
+	}
+	if t.err != nil {
+		return t.err
+	}
+	return w.Flush()
+}
