@@ -1,0 +1,177 @@
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TraefikVersion is the version of Traefik the Makefile builds (make
+// traefik), the data plane of the demo and the end-to-end tests.
+const TraefikVersion = "v3.6.12"
+
+// TraefikBinary is the Traefik program: $TRAEFIK when set (the Makefile
+// exports it), else where make traefik builds it.
+func TraefikBinary() string {
+	if path := os.Getenv("TRAEFIK"); path != "" {
+		return path
+	}
+	return filepath.Join(RepoRoot(), "bin", "traefik-"+TraefikVersion)
+}
+
+// TraefikOptions say how StartTraefik runs Traefik.
+type TraefikOptions struct {
+	// Dir receives the static configuration and the logs. Created when missing.
+	Dir string
+	// Kubeconfig is the kubeconfig Traefik reads Ingresses, Services and
+	// IngressClasses with (Cluster.Kubeconfig, or one of Cluster.AddUser
+	// to tell Traefik's requests apart in the audit log).
+	Kubeconfig string
+}
+
+// Traefik is a Traefik process serving the cluster's Ingresses on loopback.
+type Traefik struct {
+	// Address is where Traefik serves HTTP (its entry point "web"),
+	// 127.0.0.1:port.
+	Address string
+	// Log is Traefik's own log and AccessLog its access log, one line per
+	// request.
+	Log, AccessLog string
+
+	process *Process
+}
+
+// StartTraefik starts Traefik (TraefikBinary) on loopback with its
+// Kubernetes Ingress provider reading the cluster of opts.Kubeconfig, and
+// returns once it answers its ping endpoint; stop it with Stop.
+//
+// Traefik serves the Ingresses without an ingressClassName, and those whose
+// IngressClass names the controller traefik.io/ingress-controller. It
+// applies what it reads at most every 2 s (its default
+// providersThrottleDuration), as in a real installation.
+//
+// Backends are Services of type ExternalName naming 127.0.0.1 (Traefik runs
+// with allowExternalNameServices): Traefik then sends a request to
+// 127.0.0.1 on the Service's port. Nothing runs the EndpointSlice
+// controller here, and the API server refuses loopback addresses in
+// EndpointSlices, so a ClusterIP Service could not reach a local server.
+func StartTraefik(opts TraefikOptions) (*Traefik, error) {
+	binary := TraefikBinary()
+	if _, err := os.Stat(binary); err != nil {
+		return nil, fmt.Errorf("no Traefik at %s (run `make traefik`): %w", binary, err)
+	}
+	if opts.Kubeconfig == "" {
+		return nil, errors.New("starting Traefik: no kubeconfig")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	webPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pingPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	t := &Traefik{
+		Address:   net.JoinHostPort("127.0.0.1", strconv.Itoa(webPort)),
+		Log:       filepath.Join(opts.Dir, "traefik.log"),
+		AccessLog: filepath.Join(opts.Dir, "traefik-access.log"),
+	}
+	pingAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(pingPort))
+	config, err := yaml.Marshal(traefikStaticConfig(t.Address, pingAddress, t.Log, t.AccessLog))
+	if err != nil {
+		return nil, err
+	}
+	configPath := filepath.Join(opts.Dir, "traefik.yaml")
+	if err := os.WriteFile(configPath, config, 0o600); err != nil {
+		return nil, err
+	}
+	t.process, err = StartProcessWith(ProcessOptions{Env: traefikEnv(opts.Kubeconfig)},
+		filepath.Join(opts.Dir, "traefik.out"), binary, "--configFile="+configPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.waitForPing(pingAddress, 30*time.Second); err != nil {
+		t.Stop()
+		return nil, err
+	}
+	return t, nil
+}
+
+// traefikStaticConfig is Traefik's static configuration: the entry point
+// web on address, its ping endpoint alone on pingAddress, the Kubernetes
+// Ingress provider, logs to files and no request to the internet (no
+// version check, no usage report).
+func traefikStaticConfig(address, pingAddress, logPath, accessLogPath string) map[string]any {
+	// Traefik waits 10 s by default for open connections when it stops;
+	// a test's keep-alive connections would hold every Stop that long.
+	quickShutdown := map[string]any{"lifeCycle": map[string]any{"graceTimeOut": "1s"}}
+	return map[string]any{
+		"global": map[string]any{"checkNewVersion": false, "sendAnonymousUsage": false},
+		"entryPoints": map[string]any{
+			"web":     map[string]any{"address": address, "transport": quickShutdown},
+			"traefik": map[string]any{"address": pingAddress, "transport": quickShutdown},
+		},
+		"ping": map[string]any{"entryPoint": "traefik"},
+		"providers": map[string]any{
+			"kubernetesIngress": map[string]any{"allowExternalNameServices": true},
+		},
+		"log":       map[string]any{"level": "INFO", "filePath": logPath},
+		"accessLog": map[string]any{"filePath": accessLogPath},
+	}
+}
+
+// traefikEnv is our environment for Traefik with KUBECONFIG set, which its
+// Kubernetes providers read (its static configuration has no place for a
+// client certificate), and without KUBERNETES_SERVICE_HOST and _PORT, which
+// would make them use the in-cluster configuration of a pod the tests run in.
+func traefikEnv(kubeconfig string) []string {
+	env := []string{"KUBECONFIG=" + kubeconfig}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// waitForPing returns once Traefik answers 200 on /ping, or fails when it
+// exits or the timeout passes.
+func (t *Traefik) waitForPing(pingAddress string, timeout time.Duration) error {
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{Proxy: nil}}
+	deadline := time.Now().Add(timeout)
+	for {
+		if t.process.Exited() {
+			return fmt.Errorf("traefik exited: %v; see %s and %s", t.process.Err(), t.Log, filepath.Join(filepath.Dir(t.Log), "traefik.out"))
+		}
+		resp, err := client.Get("http://" + pingAddress + "/ping")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("traefik did not answer on http://%s/ping within %s (last error: %v); see %s", pingAddress, timeout, err, t.Log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop stops Traefik (SIGTERM, SIGKILL after 5 s).
+func (t *Traefik) Stop() {
+	t.process.Stop(5 * time.Second)
+}
