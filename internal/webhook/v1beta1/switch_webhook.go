@@ -2,8 +2,12 @@ package v1beta1
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,15 +24,20 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
-// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=mdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-or-override-audit-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec || ['ingress.dynamicingress.io/override-by', 'ingress.dynamicingress.io/override-at'].exists(k, (has(object.metadata.annotations) && k in object.metadata.annotations) != (has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations) || has(object.metadata.annotations) && k in object.metadata.annotations && object.metadata.annotations[k] != oldObject.metadata.annotations[k])"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamicingress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamicingresses,verbs=create;update,versions=v1beta1,name=vdynamicingress.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-or-override-audit-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec || ['ingress.dynamicingress.io/override-by', 'ingress.dynamicingress.io/override-at'].exists(k, (has(object.metadata.annotations) && k in object.metadata.annotations) != (has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations) || has(object.metadata.annotations) && k in object.metadata.annotations && object.metadata.annotations[k] != oldObject.metadata.annotations[k])"}]}`
 
-// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=mdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
-// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=vdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
+// +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=mdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-or-override-audit-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec || ['ingress.dynamicingress.io/override-by', 'ingress.dynamicingress.io/override-at'].exists(k, (has(object.metadata.annotations) && k in object.metadata.annotations) != (has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations) || has(object.metadata.annotations) && k in object.metadata.annotations && object.metadata.annotations[k] != oldObject.metadata.annotations[k])"}]}`
+// +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-dynamichttproute,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=dynamichttproutes,verbs=create;update,versions=v1beta1,name=vdynamichttproute.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-or-override-audit-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec || ['ingress.dynamicingress.io/override-by', 'ingress.dynamicingress.io/override-at'].exists(k, (has(object.metadata.annotations) && k in object.metadata.annotations) != (has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations) || has(object.metadata.annotations) && k in object.metadata.annotations && object.metadata.annotations[k] != oldObject.metadata.annotations[k])"}]}`
 
 // SwitchDefaulter defaults DynamicIngresses and DynamicHTTPRoutes:
-// spec.target.namespace from metadata.namespace.
-type SwitchDefaulter[T target.Switch] struct{}
+// spec.target.namespace from metadata.namespace; and records who set,
+// changed or removed spec.override, and when, in the override audit
+// annotations (AuditOverride).
+type SwitchDefaulter[T target.Switch] struct {
+	// Now is the clock of the override-at annotation; time.Now when nil.
+	Now func() time.Time
+}
 
 var (
 	_ admission.Defaulter[*v1beta1.DynamicIngress]   = SwitchDefaulter[*v1beta1.DynamicIngress]{}
@@ -36,13 +45,30 @@ var (
 )
 
 // Default implements admission.Defaulter.
-func (SwitchDefaulter[T]) Default(_ context.Context, sw T) error {
+func (d SwitchDefaulter[T]) Default(ctx context.Context, sw T) error {
 	switch o := any(sw).(type) {
 	case *v1beta1.DynamicIngress:
 		DefaultDynamicIngress(o)
 	case *v1beta1.DynamicHTTPRoute:
 		DefaultDynamicHTTPRoute(o)
 	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return err
+	}
+	var old target.Switch
+	if req.Operation == admissionv1.Update {
+		before := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		if err := json.Unmarshal(req.OldObject.Raw, before); err != nil {
+			return fmt.Errorf("decoding the old object: %w", err)
+		}
+		old = before
+	}
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	AuditOverride(old, sw, req.UserInfo.Username, now())
 	return nil
 }
 
@@ -109,15 +135,24 @@ func (v SwitchValidator[T]) validateNewTarget(ctx context.Context, sw T) field.E
 	return v.validateTemplates(ctx, sw, nil)
 }
 
-// ValidateUpdate implements admission.Validator. An update that leaves the
-// spec alone (labels, finalizers, the garbage collector at work) or comes
-// while the object is being deleted is let through: checking templates then
+// ValidateUpdate implements admission.Validator. An update that comes
+// while the object is being deleted is let through, and so is one that
+// leaves the spec and the override audit annotations alone (labels,
+// finalizers, the garbage collector at work): checking templates then
 // could only block a deletion or a relabelling, for instance when the
 // namespace is terminating and refuses even a dry-run write. (The webhook
 // configurations' matchConditions keep such updates away already; this
-// holds where they are not installed.)
+// holds where they are not installed.) An edit of the override audit
+// annotations without a change of spec.override is refused, whatever else
+// the update does (validateOverrideAudit).
 func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admission.Warnings, error) {
-	if !sw.GetDeletionTimestamp().IsZero() || equality.Semantic.DeepEqual(specOf(old), specOf(sw)) {
+	if !sw.GetDeletionTimestamp().IsZero() {
+		return nil, nil
+	}
+	if errs := validateOverrideAudit(old, sw); len(errs) > 0 {
+		return nil, invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+	}
+	if equality.Semantic.DeepEqual(specOf(old), specOf(sw)) {
 		return nil, nil
 	}
 	errs := v.Validate(old, sw, v.Guard)

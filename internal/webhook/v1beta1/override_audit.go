@@ -1,0 +1,117 @@
+package v1beta1
+
+import (
+	"maps"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// The override audit annotations of a switch (docs/behaviour.md,
+// "Override audit"): who last set, changed or removed spec.override, as
+// the admission request names the user, and when (RFC 3339, UTC). Only the
+// defaulting webhook writes them.
+const (
+	OverrideByAnnotation = "ingress.dynamicingress.io/override-by"
+	OverrideAtAnnotation = "ingress.dynamicingress.io/override-at"
+)
+
+// overrideAuditKeys are the override audit annotations, in the order
+// errors name them.
+var overrideAuditKeys = []string{OverrideByAnnotation, OverrideAtAnnotation}
+
+// overrideAuditForbidden is why an edit of an override audit annotation is
+// refused.
+const overrideAuditForbidden = "set by the admission webhook when spec.override changes; it cannot be edited"
+
+// AuditOverride sets sw's override audit annotations for an admission
+// request of user at now; old is nil on create. When spec.override is set
+// on create, or set, changed or removed on update, they name user and now,
+// whatever sw carried. Otherwise they are what old had (none on create): a
+// value a user wrote is overwritten, except in an update that changes
+// nothing else, which is left as it came for the validating webhook to
+// refuse (validateOverrideAudit), so that the user learns the edit did not
+// take.
+func AuditOverride(old, sw target.Switch, user string, now time.Time) {
+	override := sw.SwitchSpec().Override
+	switch {
+	case old == nil && override == "":
+		setOverrideAudit(sw, nil)
+	case old == nil || old.SwitchSpec().Override != override:
+		setOverrideAudit(sw, map[string]string{
+			OverrideByAnnotation: user,
+			OverrideAtAnnotation: now.UTC().Format(time.RFC3339),
+		})
+	case onlyOverrideAuditEdited(old, sw):
+	default:
+		setOverrideAudit(sw, overrideAudit(old))
+	}
+}
+
+// validateOverrideAudit refuses an update that edits an override audit
+// annotation without changing spec.override: the defaulting webhook
+// writes them, and leaves them edited only when nothing else changed.
+func validateOverrideAudit(old, sw target.Switch) field.ErrorList {
+	if old.SwitchSpec().Override != sw.SwitchSpec().Override {
+		return nil
+	}
+	var errs field.ErrorList
+	before, after := old.GetAnnotations(), sw.GetAnnotations()
+	for _, key := range overrideAuditKeys {
+		was, had := before[key]
+		is, has := after[key]
+		if had != has || was != is {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(key), overrideAuditForbidden))
+		}
+	}
+	return errs
+}
+
+// onlyOverrideAuditEdited says whether sw differs from old in the override
+// audit annotations and in nothing a user edits besides: spec, labels, the
+// other annotations, finalizers and owner references.
+func onlyOverrideAuditEdited(old, sw target.Switch) bool {
+	return !maps.Equal(overrideAudit(old), overrideAudit(sw)) &&
+		equality.Semantic.DeepEqual(specOf(old), specOf(sw)) &&
+		maps.Equal(old.GetLabels(), sw.GetLabels()) &&
+		maps.Equal(withoutOverrideAudit(old.GetAnnotations()), withoutOverrideAudit(sw.GetAnnotations())) &&
+		equality.Semantic.DeepEqual(old.GetFinalizers(), sw.GetFinalizers()) &&
+		equality.Semantic.DeepEqual(old.GetOwnerReferences(), sw.GetOwnerReferences())
+}
+
+// overrideAudit is the override audit annotations sw carries.
+func overrideAudit(sw target.Switch) map[string]string {
+	out := map[string]string{}
+	for _, key := range overrideAuditKeys {
+		if v, ok := sw.GetAnnotations()[key]; ok {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// withoutOverrideAudit is annotations without the override audit ones.
+func withoutOverrideAudit(annotations map[string]string) map[string]string {
+	out := maps.Clone(annotations)
+	for _, key := range overrideAuditKeys {
+		delete(out, key)
+	}
+	return out
+}
+
+// setOverrideAudit makes audit sw's override audit annotations, removing
+// those audit has not; an object left with no annotation has none.
+func setOverrideAudit(sw target.Switch, audit map[string]string) {
+	annotations := withoutOverrideAudit(sw.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(annotations, audit)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	sw.SetAnnotations(annotations)
+}
