@@ -58,6 +58,13 @@ func (s *IngressShape) Path(p string) *IngressShape {
 	return s
 }
 
+// Port sets the service port of the first rule's first path (80 by
+// default): the port of a LoopbackService.
+func (s *IngressShape) Port(port int32) *IngressShape {
+	s.Template.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number = port
+	return s
+}
+
 // ClassName sets the template's ingressClassName.
 func (s *IngressShape) ClassName(c string) *IngressShape {
 	s.Template.Spec.IngressClassName = ptr.To(c)

@@ -1,0 +1,147 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+// TestTraefikServesIngresses starts a local cluster and Traefik beside it,
+// and checks what the demo and the end-to-end tests rely on: an Ingress to
+// a LoopbackService is served through Traefik, and an edit of the Ingress
+// changes what Traefik serves.
+func TestTraefikServesIngresses(t *testing.T) {
+	if _, err := os.Stat(TraefikBinary()); err != nil {
+		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
+	}
+	dir := t.TempDir()
+	c, err := Start(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	kubeconfig, err := c.AddUser("traefik")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traefik, err := StartTraefik(TraefikOptions{Dir: dir, Kubeconfig: kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traefik.Stop()
+	// dir goes with the test: show Traefik's log while it is still there.
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(traefik.Log)
+			t.Logf("Traefik's log:\n%s", log)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatalf("loading %s: %v", c.Kubeconfig, err)
+	}
+	k, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "traefik"
+	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	shopPort := answering(t, "shop")
+	sorryPort := answering(t, "sorry")
+	for name, port := range map[string]int32{"shop": shopPort, "sorry": sorryPort} {
+		if err := k.Create(ctx, builders.LoopbackService(ns, name, port)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
+		Spec:       builders.IngressTo("shop.example.com", "shop").Port(shopPort).Obj().Template.Spec,
+	}
+	created := time.Now()
+	if err := k.Create(ctx, ing); err != nil {
+		t.Fatal(err)
+	}
+	if err := servedBy(ctx, traefik.Address, "shop.example.com", "shop"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Served %q %s after the Ingress was created", "shop", time.Since(created).Round(time.Millisecond))
+
+	ing.Spec = builders.IngressTo("shop.example.com", "sorry").Port(sorryPort).Obj().Template.Spec
+	edited := time.Now()
+	if err := k.Update(ctx, ing); err != nil {
+		t.Fatal(err)
+	}
+	if err := servedBy(ctx, traefik.Address, "shop.example.com", "sorry"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Served %q %s after the Ingress was edited", "sorry", time.Since(edited).Round(time.Millisecond))
+}
+
+// answering serves body on 127.0.0.1 for the test's duration and returns
+// its port.
+func answering(t *testing.T, body string) int32 {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(s.Close)
+	_, port, err := net.SplitHostPort(s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int32(n)
+}
+
+// servedBy requests host from the proxy at address every 20 ms until it
+// answers 200 with body, or ctx ends.
+func servedBy(ctx context.Context, address, host, body string) error {
+	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{Proxy: nil}}
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+address+"/", nil)
+		if err != nil {
+			return err
+		}
+		req.Host = host
+		resp, err := c.Do(req)
+		if err == nil {
+			got, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && string(got) == body {
+				return nil
+			}
+			last = fmt.Sprintf("%d %q", resp.StatusCode, got)
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s through Traefik at %s never answered 200 %q (last answer: %s)", host, address, body, last)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
