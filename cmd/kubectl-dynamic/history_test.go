@@ -16,7 +16,9 @@ import (
 // TestHistoryTable: history prints the entries newest first as a table,
 // and one line for a state without history.
 func TestHistoryTable(t *testing.T) {
-	at := func(s int) metav1.MicroTime { return metav1.NewMicroTime(time.Date(2026, 11, 28, 9, 0, s, 0, time.UTC)) }
+	at := func(s int) metav1.MicroTime {
+		return metav1.NewMicroTime(time.Date(2026, 11, 28, 9, 0, s, 0, time.UTC))
+	}
 	digest := "sha256:6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
 	tests := []struct {
 		name   string
