@@ -25,7 +25,8 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 				f.entries[i].Known = r.expressions.known(entry, r.wake(req))
 			}
 		}
-		return decision.ActiveOf(sw, f.entries, current)
+		active, entries, pending = decision.ActiveOf(sw, f.entries, current)
+		return active, keepPendingEntries(entries, sw.SwitchStatus().States), pending
 	}
 	switch {
 	case f.why != nil:
@@ -35,4 +36,24 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 	}
 	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.known(id, r.wake(req)))
 	return active, nil, pending
+}
+
+// keepPendingEntries is entries with the verdict the status shows kept for
+// each entry whose own verdict is still being evaluated (the list was
+// decided by another entry): the status is not written twice, once with
+// the entry pending and once with its verdict, for a mode that does not
+// change.
+func keepPendingEntries(entries, shown []v1beta1.EntryStatus) []v1beta1.EntryStatus {
+	for i, e := range entries {
+		if e.Reason != decision.ReasonVerdictPending {
+			continue
+		}
+		for _, prev := range shown {
+			if prev.Name == e.Name {
+				entries[i] = prev
+				break
+			}
+		}
+	}
+	return entries
 }

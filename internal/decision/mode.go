@@ -39,9 +39,14 @@ func ActiveKnown(sw target.Switch, state *v1beta1.DynamicIngressState, current *
 	return overridden(sw, cond), false
 }
 
-// reasonPending marks, inside this package only, a decision that waits
-// for an expression's verdict.
-const reasonPending = "VerdictPending"
+// reasonPending marks a decision that waits for an expression's verdict.
+const reasonPending = ReasonVerdictPending
+
+// ReasonVerdictPending is the reason of an anyOf/allOf entry in
+// status.states whose expression's verdict is being evaluated while the
+// other entries decided the mode; the engine shows the entry's previous
+// verdict instead when it has one.
+const ReasonVerdictPending = "VerdictPending"
 
 // ActiveUnfollowed is the Active condition of a switch that has no state
 // to follow (why): the mode its failurePolicy selects, current as in
