@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -45,11 +46,11 @@ func TestFlipSummary(t *testing.T) {
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	objs := []client.Object{state}
 	for i := range 20 {
-		objs = append(objs, builders.DynamicIngress(ns, "web-"+pad(i)).State("flag").ExpectCode("503").
+		objs = append(objs, builders.DynamicIngress(ns, fmt.Sprintf("web-%03d", i)).State("flag").ExpectCode("503").
 			Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj())
 	}
 	for i := range 2 {
-		objs = append(objs, builders.DynamicHTTPRoute(ns, "route-"+pad(i)).State("flag").ExpectCode("503").
+		objs = append(objs, builders.DynamicHTTPRoute(ns, fmt.Sprintf("route-%03d", i)).State("flag").ExpectCode("503").
 			Passive(builders.RouteTo("www.example.com", "web")).Active(builders.RedirectTo("www.example.com", "status.example.com")).Obj())
 	}
 	create(t, objs...)

@@ -243,7 +243,7 @@ func (s *servedChecks) decide(g *servedGroup, resp probe.Response, err error, no
 		c.last = answer
 		var result servedResult
 		switch {
-		case err == nil && now.After(c.written) && match.Evaluate(c.want, match.Response{StatusCode: resp.StatusCode, Body: resp.Body}).Outcome == match.Matched:
+		case err == nil && match.Evaluate(c.want, match.Response{StatusCode: resp.StatusCode, Body: resp.Body}).Outcome == match.Matched:
 			result = servedResult{active: c.active, served: true, at: now, after: now.Sub(c.written)}
 		case now.After(c.deadline):
 			result = servedResult{active: c.active, at: now, after: now.Sub(c.written), last: answer}

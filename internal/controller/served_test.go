@@ -1,9 +1,9 @@
 package controller_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,13 +61,6 @@ func newDataPlane(t *testing.T, ns, name string, lag time.Duration) *dataPlane {
 	return d
 }
 
-// served is a spec.served checking url: 503 once active, 200 once passive.
-func served(url string, period, timeout time.Duration) *v1beta1.ServedCheck {
-	return &v1beta1.ServedCheck{URL: url,
-		Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"},
-		Period: &metav1.Duration{Duration: period}, Timeout: &metav1.Duration{Duration: timeout}}
-}
-
 // servedOf is a switch's Served condition and status.served.mode.
 func servedOf(obj client.Object) func() string {
 	return func() string {
@@ -98,9 +91,9 @@ func TestServedAfterTheDataPlaneServes(t *testing.T) {
 	objs := []client.Object{state}
 	var switches []*v1beta1.DynamicIngress
 	for i := range 200 {
-		di := builders.DynamicIngress(ns, "web-"+pad(i)).State("flag").ExpectCode("503").
+		di := builders.DynamicIngress(ns, fmt.Sprintf("web-%03d", i)).State("flag").ExpectCode("503").
 			Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
-		di.Spec.Served = served(plane.url, 250*time.Millisecond, 30*time.Second)
+		di.Spec.Served = builders.Served(plane.url, "503", "200").Period(250 * time.Millisecond).Timeout(30 * time.Second).Obj()
 		switches = append(switches, di)
 		objs = append(objs, di)
 	}
@@ -143,14 +136,6 @@ func TestServedAfterTheDataPlaneServes(t *testing.T) {
 	}
 }
 
-func pad(i int) string {
-	s := strconv.Itoa(i)
-	for len(s) < 3 {
-		s = "0" + s
-	}
-	return s
-}
-
 // TestNotServedAfterTheTimeout: a URL that never answers with the active
 // shape (an IngressClass no controller serves) turns Served False after
 // the timeout, with the last answer in the message and one NotServed
@@ -166,7 +151,7 @@ func TestNotServedAfterTheTimeout(t *testing.T) {
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
 		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
-	di.Spec.Served = served(srv.URL+"/", 500*time.Millisecond, 5*time.Second)
+	di.Spec.Served = builders.Served(srv.URL+"/", "503", "200").Period(500 * time.Millisecond).Timeout(5 * time.Second).Obj()
 	create(t, state, di)
 	eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
 
@@ -208,7 +193,7 @@ func TestServedRouteWaitsForItsParents(t *testing.T) {
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	dhr := builders.DynamicHTTPRoute(ns, "route").State("flag").ExpectCode("503").
 		Passive(builders.RouteTo("www.example.com", "web")).Active(builders.RedirectTo("www.example.com", "status.example.com")).Obj()
-	dhr.Spec.Served = served(srv.URL+"/", 250*time.Millisecond, time.Minute)
+	dhr.Spec.Served = builders.Served(srv.URL+"/", "503", "200").Period(250 * time.Millisecond).Timeout(time.Minute).Obj()
 	create(t, state, dhr)
 	eventually(t, servedOf(dhr)).Should(Equal("Unknown/Checking"))
 	eventually(t, conditionMessage(dhr, v1beta1.ConditionServed)).Should(HaveSuffix("no parent has accepted generation 1 of the HTTPRoute yet"))

@@ -63,6 +63,23 @@ func plugin(t *testing.T, args ...string) string {
 	return out
 }
 
+// applyRefused applies manifest, which must be refused: kubectl exits 1
+// printing exactly want on stderr, and object (e.g. "di/site") is not
+// created in ns.
+func applyRefused(t *testing.T, ns, object, manifest, want string) {
+	t.Helper()
+	out, stderr, err := runKubectl(manifest, "apply", "-f", "-")
+	if code := exitCode(t, err); code != 1 {
+		t.Errorf("kubectl apply of %s: exit %d, want 1\n%s%s", object, code, out, stderr)
+	}
+	if got := strings.TrimSpace(stderr); got != want {
+		t.Errorf("kubectl apply of %s printed:\n%s\nwant:\n%s", object, got, want)
+	}
+	if out, stderr, err := runKubectl("", "get", "-n", ns, object); err == nil || !strings.Contains(stderr, "NotFound") {
+		t.Errorf("%s exists after a refused apply: %s%s", object, out, stderr)
+	}
+}
+
 // apply applies the manifests with kubectl.
 func apply(t *testing.T, manifests ...string) {
 	t.Helper()

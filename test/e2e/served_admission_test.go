@@ -64,16 +64,7 @@ spec:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, stderr, err := runKubectl(tt.manifest, "apply", "-f", "-")
-			if code := exitCode(t, err); code != 1 {
-				t.Errorf("kubectl apply of %s: exit %d, want 1\n%s%s", tt.object, code, out, stderr)
-			}
-			if got := strings.TrimSpace(stderr); got != tt.stderr {
-				t.Errorf("kubectl apply of %s printed:\n%s\nwant:\n%s", tt.object, got, tt.stderr)
-			}
-			if out, stderr, err := runKubectl("", "get", "-n", ns, tt.object); err == nil || !strings.Contains(stderr, "NotFound") {
-				t.Errorf("%s exists after a refused apply: %s%s", tt.object, out, stderr)
-			}
+			applyRefused(t, ns, tt.object, tt.manifest, tt.stderr)
 		})
 	}
 
