@@ -1,6 +1,8 @@
 // Command demo runs dynamic-ingress-operator for real on a local control
-// plane and tells its story: the samples applied, a maintenance window
-// opened by a status API, a kill switch fired by hand, an override pinning
+// plane and tells its story: the samples applied, the storefront served
+// by Traefik on loopback, a maintenance window opened by a status API, a
+// kill switch fired by hand (what users get through Traefik before and
+// after it, and when the operator saw it served), an override pinning
 // one DynamicIngress, a scheduled window opening and closing, a kill switch
 // driven by a Prometheus error ratio, a cluster-scoped kill switch flipping
 // switches in several namespaces, every Ingress switching, and a bad apply
@@ -93,6 +95,14 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	defer func() { _ = prom.Close() }()
 	say("Prometheus stand-in (an instant query's answer, a new timestamp each time): http://%s", promAddr)
 
+	title("Starting Traefik on loopback: the data plane users reach")
+	traffic, err := startDataPlane(filepath.Join(dir, "traefik"), cluster.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer traffic.Stop()
+	say("Traefik %s serves the cluster's Ingresses at http://%s (logs: %s)", controlplane.TraefikVersion, traffic.traefik.Address, traffic.traefik.Log)
+
 	title("Starting the manager")
 	args := []string{
 		"--kubeconfig=" + cluster.Kubeconfig,
@@ -114,7 +124,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("logs: %s", logPath)
 
 	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig, PluginDir: pluginDir}}
-	if err := story(k, flags, big, prom); err != nil {
+	if err := story(k, flags, big, prom, traffic); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -136,6 +146,8 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("kubectl dynamic preview killswitch -n %s --status 503", namespace)
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
 	say("kubectl patch cdis global-killswitch --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'   # every public namespace")
+	say("curl -H 'Host: %s' %s   # the storefront through Traefik", storefrontHost, traffic.url())
+	say("kubectl get di storefront -n %s -o jsonpath='{.status.served}'", namespace)
 	say("kubectl get dynamicingress -A")
 	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
 	say("kubectl get ingress -n %s -w", namespace)
@@ -156,7 +168,7 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus) error {
+func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus, traffic *dataPlane) error {
 	title("1. Apply the samples: a Secret, three states, a cluster state, six DynamicIngresses and a DynamicHTTPRoute")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
@@ -186,6 +198,9 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.show("get", "-n", namespace, "ingress,httproute"); err != nil {
 		return err
 	}
+	if err := serveStorefront(k, traffic); err != nil {
+		return err
+	}
 
 	title("2. The status API opens a maintenance window")
 	flags.Set(http.StatusOK, statusMaintenance)
@@ -209,7 +224,8 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		"dynamic", "preview", "killswitch", "-n", namespace, "--status", "503"); err != nil {
 		return err
 	}
-	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"503"}}}`); err != nil {
+	fired, err := k.flipKillSwitch(traffic, "503", sorryPage)
+	if err != nil {
 		return err
 	}
 	say("kubectl dynamic wait returns once every target is in the new shape and every status says so:")
@@ -233,6 +249,14 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.show(wideColumns...); err != nil {
 		return err
 	}
+	say("Written is not served: Traefik applies what it reads at most every 2s. With --for=served,")
+	say("kubectl dynamic wait also waits until the operator saw the storefront served through Traefik:")
+	if err := k.showContaining([]string{`all 3 switches in shape and served (2 active, 1 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
+		return err
+	}
+	if err := reportFlip(k, traffic, "the flip", fired); err != nil {
+		return err
+	}
 
 	title("4. Break glass: pin the storefront back to its normal shape during the kill switch")
 	say("kubectl dynamic override sets spec.override and says what the state would select:")
@@ -254,10 +278,14 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=sorry-page", "ingress/storefront"); err != nil {
 		return err
 	}
+	if err := k.showContaining([]string{`all 3 switches in shape and served (2 active, 1 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
+		return err
+	}
 
 	title("5. All clear: the window closes and the kill switch is reset")
 	flags.Set(http.StatusOK, statusNoMaintenance)
-	if err := k.show("patch", "-n", namespace, "dis", "killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`); err != nil {
+	reset, err := k.flipKillSwitch(traffic, "200", storefrontPage)
+	if err != nil {
 		return err
 	}
 	for _, ing := range []string{"maintenance-page", "alb-maintenance-rule"} {
@@ -272,6 +300,12 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
+		return err
+	}
+	if err := k.showContaining([]string{`all 3 switches in shape and served (0 active, 3 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
+		return err
+	}
+	if err := reportFlip(k, traffic, "the flip back", reset); err != nil {
 		return err
 	}
 	say("The Switched events were sent after the statuses of their flip: the statuses, which wait reads, go first.")
