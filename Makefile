@@ -209,7 +209,7 @@ orphan-targets: $(ENVTEST_ASSETS)/kubectl ## Delete every DynamicIngress and Dyn
 
 .PHONY: uninstall
 uninstall: orphan-targets ## Remove the CRDs, after make orphan-targets: every Ingress and HTTPRoute stays (docs/install.md, Uninstall).
-	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io clusterdynamicingressstates.ingress.dynamicingress.io
+	$(KUBECTL) delete --ignore-not-found crd dynamicingresses.ingress.dynamicingress.io dynamichttproutes.ingress.dynamicingress.io dynamicingressstates.ingress.dynamicingress.io clusterdynamicingressstates.ingress.dynamicingress.io dynamicingressnotifiers.ingress.dynamicingress.io
 
 # The Helm chart (charts/dynamic-ingress-operator). The helm CLI is built from
 # the Go module proxy into bin/; test/chart renders, lints and packages the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -28,6 +29,7 @@ type boundedFlags struct {
 	kubeAPIBurst                    int
 	webhookPort                     int
 	namespaces                      string
+	flipStalledAfter                time.Duration
 }
 
 // checkFlags refuses flag values out of range (docs/operations.md), each
@@ -62,6 +64,9 @@ func checkFlags(f boundedFlags) error {
 	}
 	if f.webhookPort < 1 || f.webhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port=%d: must be from 1 to 65535", f.webhookPort))
+	}
+	if f.flipStalledAfter < 5*time.Second || f.flipStalledAfter > time.Hour {
+		errs = append(errs, fmt.Errorf("--flip-stalled-after=%s: must be from 5s to 1h", f.flipStalledAfter))
 	}
 	if _, err := parseNamespaces(f.namespaces); err != nil {
 		errs = append(errs, fmt.Errorf("--namespaces=%s: %w", f.namespaces, err))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,7 +21,7 @@ func defaultFlags() boundedFlags {
 	return boundedFlags{
 		probeDenyCIDRs: probe.DefaultDenyCIDRs, probeMaxBodyBytes: 10240,
 		maxConcurrentReconciles: 32, stateMaxConcurrentReconciles: 8,
-		kubeAPIQPS: -1, kubeAPIBurst: 400, webhookPort: 9443,
+		kubeAPIQPS: -1, kubeAPIBurst: 400, webhookPort: 9443, flipStalledAfter: time.Minute,
 	}
 }
 
@@ -44,6 +45,18 @@ func TestCheckFlags(t *testing.T) {
 			name:    "a body longer than a status holds",
 			mutate:  func(f *boundedFlags) { f.probeMaxBodyBytes = 65537 },
 			wantErr: "--probe-max-body-bytes=65537: must be from 1 to 65536, the longest body a state's status holds",
+		},
+		{name: "flips stalled after 5s", mutate: func(f *boundedFlags) { f.flipStalledAfter = 5 * time.Second }},
+		{name: "flips stalled after an hour", mutate: func(f *boundedFlags) { f.flipStalledAfter = time.Hour }},
+		{
+			name:    "flips stalled after less than 5s",
+			mutate:  func(f *boundedFlags) { f.flipStalledAfter = 4 * time.Second },
+			wantErr: "--flip-stalled-after=4s: must be from 5s to 1h",
+		},
+		{
+			name:    "flips stalled after more than an hour",
+			mutate:  func(f *boundedFlags) { f.flipStalledAfter = time.Hour + time.Second },
+			wantErr: "--flip-stalled-after=1h0m1s: must be from 5s to 1h",
 		},
 		{
 			name:    "no body",

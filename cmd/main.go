@@ -56,6 +56,7 @@ func run() error {
 		namespaces             string
 		clusterStates          bool
 		clusterResourceNS      string
+		flipStalledAfter       time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
@@ -78,6 +79,7 @@ func run() error {
 	flag.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces to watch and write (the manager then needs only Roles in them); empty means every namespace.")
 	flag.BoolVar(&clusterStates, "cluster-states", true, "Follow ClusterDynamicIngressStates: reconcile them and let switches in admitted namespaces follow them. Needs read and status access to them and read access to Namespaces; turn off in namespaced mode when the install does not grant it.")
 	flag.StringVar(&clusterResourceNS, "cluster-resource-namespace", "", "Namespace of the Secrets that ClusterDynamicIngressStates' probe headers read; empty means the pod's own namespace (outside a cluster there is none, and such headers fail).")
+	flag.DurationVar(&flipStalledAfter, "flip-stalled-after", controller.DefaultFlipStalledAfter, "How long after a change of a state its DynamicIngressNotifiers send FlipStalled when some followers do not show it yet (5s to 1h).")
 	printVersion := flag.Bool("version", false, "Print the version, the git commit and the Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -95,7 +97,7 @@ func run() error {
 		probeDenyCIDRs: denyCIDRs, probeAllowHosts: allowHosts, probeMaxBodyBytes: maxBodyBytes,
 		maxConcurrentReconciles: concurrency, stateMaxConcurrentReconciles: stateConcurrency,
 		kubeAPIQPS: apiQPS, kubeAPIBurst: apiBurst, webhookPort: webhookPort,
-		namespaces: namespaces,
+		namespaces: namespaces, flipStalledAfter: flipStalledAfter,
 	}); err != nil {
 		return err
 	}
@@ -185,6 +187,7 @@ func run() error {
 		HTTPRoutes:                   httpRoutes,
 		ClusterStates:                clusterStates,
 		ClusterResourceNamespace:     clusterResourceNS,
+		FlipStalledAfter:             flipStalledAfter,
 	}); err != nil {
 		return err
 	}

@@ -24,6 +24,20 @@ const (
 	ReasonChecking = "Checking"
 )
 
+// Reasons of the DynamicIngressNotifier Ready condition.
+const (
+	// ReasonDelivered: the last notification was delivered.
+	ReasonDelivered = "Delivered"
+	// ReasonIdle: nothing was sent yet, and nothing is waiting.
+	ReasonIdle = "Idle"
+	// ReasonDeliveryFailing: the sink refused or did not answer the last
+	// notification; it is retried unless the sink answered a 4xx other
+	// than 429.
+	ReasonDeliveryFailing = "DeliveryFailing"
+	// ReasonSecretNotFound: a sink header's Secret or key is missing.
+	ReasonSecretNotFound = "SecretNotFound"
+)
+
 // Reasons of the DynamicIngress Active condition.
 const (
 	// ReasonMatched: the state's response matches spec.expected.

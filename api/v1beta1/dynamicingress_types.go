@@ -158,6 +158,15 @@ const (
 	FailurePolicyRetain FailurePolicy = "Retain"
 )
 
+// The override audit annotations of a switch (docs/behaviour.md,
+// "Override audit"): who last set, changed or removed spec.override, as
+// the admission request names the user, and when (RFC 3339, UTC). Only the
+// defaulting webhook writes them.
+const (
+	OverrideByAnnotation = "ingress.dynamicingress.io/override-by"
+	OverrideAtAnnotation = "ingress.dynamicingress.io/override-at"
+)
+
 // Mode is one of the two shapes of a target.
 // +kubebuilder:validation:Enum=Active;Passive
 type Mode string

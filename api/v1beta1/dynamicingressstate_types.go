@@ -349,6 +349,11 @@ type FlipSummary struct {
 	// +kubebuilder:validation:Minimum=0
 	Followers int32 `json:"followers"`
 
+	// namespaces is how many namespaces those switches are in.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Namespaces int32 `json:"namespaces,omitempty"`
+
 	// completedAfter is how long after the change the last follower's
 	// status showed it, e.g. "6.31s".
 	// +required

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -40,6 +42,7 @@ type flip struct {
 	kinds      map[string]bool
 	remaining  map[switchID]struct{}
 	followers  int
+	namespaces map[string]struct{}
 }
 
 // flipDone is the summary of a complete flip.
@@ -66,7 +69,7 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 	defer t.mu.Unlock()
 	f, ok := t.flips[key]
 	if !ok || f.code != code || f.body != body {
-		f = &flip{code: code, body: body, started: t.now(), kinds: map[string]bool{}, remaining: map[switchID]struct{}{}}
+		f = &flip{code: code, body: body, started: t.now(), kinds: map[string]bool{}, remaining: map[switchID]struct{}{}, namespaces: map[string]struct{}{}}
 		t.flips[key] = f
 		delete(t.completed, key)
 	}
@@ -76,6 +79,7 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 	f.kinds[kind] = true
 	for _, k := range keys {
 		f.remaining[switchID{kind: kind, key: k}] = struct{}{}
+		f.namespaces[k.Namespace] = struct{}{}
 	}
 	f.followers += len(keys)
 	t.completeLocked(key, f)
@@ -137,10 +141,37 @@ func (t *flipTracker) completeLocked(key string, f *flip) {
 		return
 	}
 	t.completed[key] = flipDone{code: f.code, body: f.body, summary: v1beta1.FlipSummary{
-		Followers: int32(f.followers), CompletedAfter: formatAfter(t.now().Sub(f.started))}}
+		Followers: int32(f.followers), Namespaces: int32(len(f.namespaces)), CompletedAfter: formatAfter(t.now().Sub(f.started))}}
 	if t.notify != nil {
 		go t.notify(key)
 	}
+}
+
+// progress is the flip of the state key still in progress, as a notifier
+// of namespace reads it: how many followers do not show it yet, and the
+// first of them in namespace (never another namespace's switch names); nil
+// when no flip of the state is in progress.
+func (t *flipTracker) progress(key, namespace string) *notify.FlipProgress {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.flips[key]
+	if !ok || len(f.remaining) == 0 {
+		return nil
+	}
+	p := &notify.FlipProgress{Remaining: len(f.remaining)}
+	for id := range f.remaining {
+		if id.key.Namespace == namespace {
+			p.Names = append(p.Names, id.kind+"/"+id.key.Name)
+		}
+	}
+	slices.Sort(p.Names)
+	if len(p.Names) > notify.MaxStalledNames {
+		p.Names = p.Names[:notify.MaxStalledNames]
+	}
+	return p
 }
 
 // summarise sets the summary of the state key's complete flip on the

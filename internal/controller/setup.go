@@ -58,6 +58,10 @@ type Options struct {
 	// ClusterResourceNamespace is where the Secrets of cluster states'
 	// probe headers are.
 	ClusterResourceNamespace string
+	// FlipStalledAfter is how long after a change of a state its
+	// notifiers send FlipStalled when not every follower shows it;
+	// DefaultFlipStalledAfter when zero (--flip-stalled-after).
+	FlipStalledAfter time.Duration
 }
 
 // Clock is what the controllers need of a clock: tickers for probes and
@@ -163,6 +167,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
+	if err := setupNotifiers(mgr, opts, secrets, flips); err != nil {
+		return fmt.Errorf("setting up the DynamicIngressNotifier controller: %w", err)
+	}
 	if !opts.HTTPRoutes {
 		ctrl.LoggerFrom(ctx).WithName("setup").Info("The DynamicHTTPRoute controller is off: the cluster has no gateway.networking.k8s.io/v1 HTTPRoute API; install the Gateway API CRDs and restart the manager")
 		return nil
@@ -176,6 +183,27 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
+}
+
+// sinkAnswerBytes is how much of a sink's answer is read: only its status
+// code matters.
+const sinkAnswerBytes = 4 << 10
+
+// setupNotifiers registers the notifier controller: its notifications go
+// through the probes' address guard and read header values from Secrets
+// as probes do (docs/notifications.md).
+func setupNotifiers(mgr ctrl.Manager, opts Options, secrets *secretReader, flips *flipTracker) error {
+	stalled := opts.FlipStalledAfter
+	if stalled <= 0 {
+		stalled = DefaultFlipStalledAfter
+	}
+	r := &NotifierReconciler{
+		Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Sender:       probe.NewProber(opts.Guard, sinkAnswerBytes).WithSecrets(secrets),
+		StalledAfter: stalled, ClusterStates: opts.ClusterStates, HTTPRoutes: opts.HTTPRoutes,
+		flips: flips,
+	}
+	return r.SetupWithManager(mgr)
 }
 
 // setupSwitches registers the switching engine for one kind.

@@ -293,3 +293,41 @@ func RecordServed(kind, namespace, name string, served bool, after time.Duration
 	}
 	current.notServed.WithLabelValues(namespace, name, kind).Inc()
 }
+
+// Notifications (docs/notifications.md): a counter apart from the set
+// above, by notifier.
+
+// NotificationsName is the counter of the notifications notifiers sent.
+const NotificationsName = "dynamicingress_notifications_total"
+
+// The results of a notification.
+const (
+	// NotificationDelivered: the sink answered 2xx.
+	NotificationDelivered = "delivered"
+	// NotificationRetried: it failed and will be sent again (connection
+	// error, timeout, 429 or 5xx).
+	NotificationRetried = "retried"
+	// NotificationFailed: the sink refused it (another 4xx, or a 1xx or
+	// 3xx) and it is not sent again.
+	NotificationFailed = "failed"
+)
+
+var notifications = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: NotificationsName,
+	Help: "Notifications a DynamicIngressNotifier sent, by type and result (delivered, retried, failed).",
+}, []string{"namespace", "name", "type", "result"})
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(notifications)
+}
+
+// CountNotification counts one notification of the notifier
+// namespace/name sent with this result.
+func CountNotification(namespace, name, notificationType, result string) {
+	notifications.WithLabelValues(namespace, name, notificationType, result).Inc()
+}
+
+// ForgetNotifier drops the series of a deleted notifier.
+func ForgetNotifier(namespace, name string) {
+	notifications.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
+}

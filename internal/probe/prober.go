@@ -3,6 +3,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -62,6 +63,10 @@ type Request struct {
 	// Tenant names whose share of the answers' memory a body expression's
 	// answer takes (MaxAnswerBytesPerTenant): the state's namespace.
 	Tenant string
+	// Body, when set, is sent as the request's body with the Content-Type
+	// ContentType: a notification posted to a sink.
+	Body        []byte
+	ContentType string
 }
 
 // MaxExpressionInput is the longest body a body expression reads: the
@@ -500,9 +505,16 @@ func (p *Prober) newRequest(ctx context.Context, r Request, f failure) (*http.Re
 	if err := p.guard.checkLiteral(u.Hostname()); err != nil {
 		return nil, f.errorf(ReasonDenied, "probe guard: %s", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, nil)
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
 	if err != nil {
 		return nil, f.errorf(ReasonHTTP, "invalid request method %q", r.Method)
+	}
+	if r.ContentType != "" {
+		req.Header.Set("Content-Type", r.ContentType)
 	}
 	for _, h := range r.Headers {
 		if !httpguts.ValidHeaderFieldName(h.Name) || !httpguts.ValidHeaderFieldValue(h.Value) {

@@ -7,16 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// The override audit annotations of a switch (docs/behaviour.md,
-// "Override audit"): who last set, changed or removed spec.override, as
-// the admission request names the user, and when (RFC 3339, UTC). Only the
-// defaulting webhook writes them.
+// The override audit annotations of a switch: only the defaulting webhook
+// writes them.
 const (
-	OverrideByAnnotation = "ingress.dynamicingress.io/override-by"
-	OverrideAtAnnotation = "ingress.dynamicingress.io/override-at"
+	OverrideByAnnotation = v1beta1.OverrideByAnnotation
+	OverrideAtAnnotation = v1beta1.OverrideAtAnnotation
 )
 
 // overrideAuditKeys are the override audit annotations, in the order

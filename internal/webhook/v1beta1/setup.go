@@ -12,7 +12,7 @@ import (
 )
 
 // SetupWebhooksWithManager registers the defaulting and validating webhooks
-// of the three kinds with the manager's webhook server. It uses the field indexes
+// of every kind with the manager's webhook server. It uses the field indexes
 // of package index (controller.SetupWithManager registers them).
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
@@ -37,9 +37,15 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 		Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.ClusterDynamicIngressState{}).
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.ClusterDynamicIngressState{}).
 		WithDefaulter(ClusterDynamicIngressStateDefaulter{}).
 		WithValidator(ClusterDynamicIngressStateValidator{Guard: guard}).
+		Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngressNotifier{}).
+		WithDefaulter(DynamicIngressNotifierDefaulter{}).
+		WithValidator(DynamicIngressNotifierValidator{Guard: guard}).
 		Complete()
 }
 

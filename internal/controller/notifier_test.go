@@ -1,0 +1,316 @@
+package controller_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
+)
+
+// notifierStatus reads a notifier's status.
+func notifierStatus(t *testing.T, n *v1beta1.DynamicIngressNotifier) v1beta1.DynamicIngressNotifierStatus {
+	t.Helper()
+	got := &v1beta1.DynamicIngressNotifier{}
+	NewWithT(t).Expect(k8s.Get(ctx, client.ObjectKeyFromObject(n), got)).To(Succeed())
+	return got.Status
+}
+
+// notifierReady is a notifier's Ready condition as "Status/Reason".
+func notifierReady(n *v1beta1.DynamicIngressNotifier) func() string {
+	return func() string {
+		got := &v1beta1.DynamicIngressNotifier{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
+			return err.Error()
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionReady)
+		if c == nil {
+			return "no Ready"
+		}
+		return string(c.Status) + "/" + c.Reason
+	}
+}
+
+// flipData is the data of a FlipCompleted as a sink reads it.
+type flipData struct {
+	Sequence       int64  `json:"sequence"`
+	Followers      int32  `json:"followers"`
+	CompletedAfter string `json:"completedAfter"`
+	From           *struct {
+		StatusCode string `json:"statusCode"`
+	} `json:"from"`
+	To *struct {
+		StatusCode string `json:"statusCode"`
+	} `json:"to"`
+	Cause   string `json:"cause"`
+	Dropped int64  `json:"dropped"`
+}
+
+func dataOf(t *testing.T, n suite.Notification) flipData {
+	t.Helper()
+	var d flipData
+	if err := json.Unmarshal(n.Data, &d); err != nil {
+		t.Fatalf("data of %s: %v in %s", n.ID, err, n.Data)
+	}
+	return d
+}
+
+// TestNotifierFlipOf200: a flip of 200 switches gives one StateChanged and
+// one FlipCompleted, with the count of followers and how long the flip
+// took, as CloudEvents 1.0; never one per follower.
+func TestNotifierFlipOf200(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	objs := []client.Object{state}
+	for i := range 200 {
+		objs = append(objs, builders.DynamicIngress(ns, fmt.Sprintf("web-%03d", i)).State("flag").ExpectCode("503").
+			Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj())
+	}
+	create(t, objs...)
+	for _, o := range objs[1:] {
+		eventually(t, conditionOf(o, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
+	}
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").
+		Events(v1beta1.NotificationStateChanged, v1beta1.NotificationFlipCompleted).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	setFixedStatus(t, state, "503")
+	eventually(t, sink.Types).Should(Equal([]string{"io.dynamicingress.statechanged", "io.dynamicingress.flipcompleted"}))
+	NewWithT(t).Consistently(sink.Requests, 2*time.Second).Should(HaveLen(2))
+
+	got := sink.Received()
+	uid := stateUID(t, state)
+	changed, completed := got[0], got[1]
+	g := NewWithT(t)
+	g.Expect(changed.SpecVersion).To(Equal("1.0"))
+	g.Expect(changed.Header).To(Equal("application/cloudevents+json"))
+	g.Expect(changed.Source).To(Equal("/namespaces/" + ns + "/dynamicingressstates/flag"))
+	g.Expect(changed.Subject).To(Equal("flag"))
+	g.Expect(changed.ContentType).To(Equal("application/json"))
+	g.Expect(changed.ID).To(Equal(uid + "/2/statechanged"))
+	d := dataOf(t, changed)
+	g.Expect(d.From.StatusCode).To(Equal("200"))
+	g.Expect(d.To.StatusCode).To(Equal("503"))
+	g.Expect(d.Cause).To(Equal("Fixed"))
+	g.Expect(completed.ID).To(Equal(uid + "/2/flipcompleted"))
+	f := dataOf(t, completed)
+	g.Expect(f.Followers).To(Equal(int32(200)))
+	after, err := time.ParseDuration(f.CompletedAfter)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after).To(BeNumerically(">", 0))
+
+	status := notifierStatus(t, notifier)
+	g.Expect(status.Delivered).To(HaveLen(1))
+	g.Expect(status.Delivered[0].Sequence).To(Equal(int64(2)))
+	g.Expect(status.Delivered[0].Completed).To(Equal(int64(2)))
+	g.Expect(status.LastDelivery.Type).To(Equal(v1beta1.NotificationFlipCompleted))
+	g.Expect(status.SinkHost).To(Equal(sink.Listener.Addr().String()))
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
+}
+
+// stateUID is a state's UID.
+func stateUID(t *testing.T, state *v1beta1.DynamicIngressState) string {
+	t.Helper()
+	got := &v1beta1.DynamicIngressState{}
+	NewWithT(t).Expect(k8s.Get(ctx, client.ObjectKeyFromObject(state), got)).To(Succeed())
+	return string(got.UID)
+}
+
+// TestNotifierRetriesInOrder: a sink that answers 503 for a while and then
+// 200 receives every change once (ids deduplicated) and in order; the
+// failed attempts are counted.
+func TestNotifierRetriesInOrder(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	sink.SetAnswer(func(int) int { return http.StatusServiceUnavailable })
+	for _, code := range []string{"503", "500", "200"} {
+		setFixedStatus(t, state, code)
+		eventually(t, func() string { return stateCode(t, state) }).Should(Equal(code))
+	}
+	eventually(t, notifierReady(notifier)).Should(Equal("False/DeliveryFailing"))
+	eventually(t, func() int { return len(sink.Requests()) }).Should(BeNumerically(">=", 3))
+	sink.SetAnswer(nil)
+
+	eventually(t, func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			d := dataOf(t, n)
+			out = append(out, fmt.Sprintf("%d %s", d.Sequence, d.To.StatusCode))
+		}
+		return out
+	}).WithTimeout(time.Minute).Should(Equal([]string{"2 503", "3 500", "4 200"}))
+	status := notifierStatus(t, notifier)
+	NewWithT(t).Expect(status.Failed).To(BeNumerically(">=", 3))
+	NewWithT(t).Expect(status.Delivered[0].Sequence).To(Equal(int64(4)))
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
+}
+
+// stateCode is a state's status.statusCode.
+func stateCode(t *testing.T, state *v1beta1.DynamicIngressState) string {
+	got := &v1beta1.DynamicIngressState{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), got); err != nil {
+		return err.Error()
+	}
+	return got.Status.StatusCode
+}
+
+// TestNotifierClientErrorIsNotRetried: a sink that answers 400 gets the
+// notification once; the notifier says so and goes on with the next.
+func TestNotifierClientErrorIsNotRetried(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Slack().Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	sink.SetAnswer(func(int) int { return http.StatusBadRequest })
+	setFixedStatus(t, state, "503")
+	eventually(t, notifierReady(notifier)).Should(Equal("False/DeliveryFailing"))
+	NewWithT(t).Consistently(func() int { return len(sink.Requests()) }, 3*time.Second).Should(Equal(1))
+	NewWithT(t).Expect(sink.Requests()[0].Text).To(Equal(ns + "/flag: 200 → 503 (fixed)"))
+	status := notifierStatus(t, notifier)
+	NewWithT(t).Expect(status.Failed).To(Equal(int64(1)))
+	NewWithT(t).Expect(status.LastDelivery.Result).To(Equal("HTTP 400"))
+	c := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
+	NewWithT(t).Expect(c.Message).To(ContainSubstring("refused by the sink, not sent again: HTTP 400"))
+
+	sink.SetAnswer(nil)
+	setFixedStatus(t, state, "200")
+	eventually(t, func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			out = append(out, n.Text)
+		}
+		return out
+	}).Should(Equal([]string{ns + "/flag: 503 → 200 (fixed)"}))
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
+}
+
+// TestNotifierResendsWhatWasNotDelivered: what a notifier delivered is in
+// its status, and only there: a manager that finds the status behind the
+// state's history (a new leader after the old one sent but did not record
+// it, or a restart while the sink was down) sends what follows, from the
+// history.
+func TestNotifierResendsWhatWasNotDelivered(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	setFixedStatus(t, state, "503")
+	setFixedStatus(t, state, "200")
+	eventually(t, func() int { return len(sink.Received()) }).Should(Equal(2))
+
+	// The record goes back to before both changes, as a leader that
+	// crashed before writing it would have left it.
+	got := &v1beta1.DynamicIngressNotifier{}
+	NewWithT(t).Expect(k8s.Get(ctx, client.ObjectKeyFromObject(notifier), got)).To(Succeed())
+	before := got.DeepCopy()
+	got.Status.Delivered[0].Sequence = 1
+	NewWithT(t).Expect(k8s.Status().Patch(ctx, got, client.MergeFrom(before))).To(Succeed())
+	// A change of the state wakes the notifier; the two changes before it
+	// are sent again, with the same ids, then the new one.
+	setFixedStatus(t, state, "502")
+	eventually(t, func() []string {
+		var out []string
+		for _, n := range sink.Requests() {
+			out = append(out, fmt.Sprint(dataOf(t, n).Sequence))
+		}
+		return out
+	}).Should(Equal([]string{"2", "3", "2", "3", "4"}))
+	NewWithT(t).Expect(sink.Received()).To(HaveLen(3))
+}
+
+// TestNotifierStopsWhenNotAdmitted: a notifier of a cluster state sends
+// its changes while the state admits the notifier's namespace, and stops,
+// saying so, once it does not.
+func TestNotifierStopsWhenNotAdmitted(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	name := suite.NameOf(t)
+	labelNamespace(t, ns, "notify", name)
+	state := builders.FixedState("", name, "200", "").Cluster().FollowersMatching(map[string]string{"notify": name}).Obj()
+	create(t, state)
+	deleteAfter(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).ClusterState(name).Events(v1beta1.NotificationStateChanged).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	edit(t, state, func(s *v1beta1.ClusterDynamicIngressState) { s.Spec.FixedResponse.Status = "503" })
+	eventually(t, sink.Received).Should(HaveLen(1))
+	NewWithT(t).Expect(sink.Received()[0].Source).To(Equal("/clusterdynamicingressstates/" + name))
+
+	labelNamespace(t, ns, "notify", "")
+	edit(t, state, func(s *v1beta1.ClusterDynamicIngressState) { s.Spec.FixedResponse.Status = "200" })
+	eventually(t, notifierReady(notifier)).Should(Equal("False/StateNotAdmitted"))
+	NewWithT(t).Consistently(sink.Requests, 2*time.Second).Should(HaveLen(1))
+	c := meta.FindStatusCondition(notifierStatus(t, notifier).Conditions, v1beta1.ConditionReady)
+	NewWithT(t).Expect(c.Message).To(ContainSubstring(`does not admit namespace "` + ns + `"`))
+}
+
+// TestNotifierOverridden: a follower that gets and loses an override is
+// told, with the user the override audit names.
+func TestNotifierOverridden(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	create(t, state, di)
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Slack().Events(v1beta1.NotificationOverridden).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	// This suite runs no webhook: the test writes the audit as the
+	// defaulting webhook would.
+	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339)
+	edit(t, di, func(d *v1beta1.DynamicIngress) {
+		d.Spec.Override = v1beta1.ModeActive
+		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: at}
+	})
+	want := []string{"DynamicIngress " + ns + "/web: overridden to Active by alice at " + at}
+	eventually(t, func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			out = append(out, n.Text)
+		}
+		return out
+	}).Should(Equal(want))
+	last := notifierStatus(t, notifier).LastOverride
+	NewWithT(t).Expect(last.Switch).To(Equal("DynamicIngress/web"))
+	NewWithT(t).Expect(last.At.Time.Equal(mustParse(t, at))).To(BeTrue(), "lastOverride.at %s, want %s", last.At, at)
+}
+
+func mustParse(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
