@@ -60,6 +60,11 @@ type config struct {
 	// two states, anyOfFlipReps flips each way of the operator and of each
 	// owned floor.
 	anyOfN, anyOfFlipReps int
+	// The served measure: flips of each of servedNs switches with
+	// spec.served behind Traefik, servedReps flips each way of the
+	// operator and of each owned floor.
+	servedNs   []int
+	servedReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -116,6 +121,8 @@ var smallConfig = config{
 	clusterFlipReps:     1,
 	anyOfN:              50,
 	anyOfFlipReps:       1,
+	servedNs:            []int{50},
+	servedReps:          1,
 	quiet:               300 * time.Millisecond,
 	settle:              time.Second,
 	command:             "make bench-small",
@@ -168,6 +175,8 @@ var fullConfig = config{
 	clusterFlipReps:     5,
 	anyOfN:              2000,
 	anyOfFlipReps:       5,
+	servedNs:            []int{50, 500},
+	servedReps:          3,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
 	gcWait:              150 * time.Second,
@@ -211,7 +220,8 @@ func runBench(t *testing.T, cfg config) {
 		cfg.command = c
 	}
 	if ns := os.Getenv("BENCH_FLIP_N"); ns != "" {
-		// Other flip sizes, for a quick look: BENCH_FLIP_N=500,1000.
+		// Other flip sizes (of the flip and the served measures), for a
+		// quick look: BENCH_FLIP_N=500,1000.
 		cfg.flipNs = nil
 		for _, f := range strings.Split(ns, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -220,17 +230,18 @@ func runBench(t *testing.T, cfg config) {
 			}
 			cfg.flipNs = append(cfg.flipNs, n)
 		}
+		cfg.servedNs = cfg.flipNs
 		cfg.command += " (BENCH_FLIP_N=" + ns + ")"
 		cfg.writeDocs = false
 	}
 	if reps := os.Getenv("BENCH_FLIP_REPS"); reps != "" {
-		// More rounds of flips (of one state, of the cluster state and of
-		// anyOf), for steadier medians when comparing builds.
+		// More rounds of flips (of one state, of the cluster state, of
+		// anyOf and served), for steadier medians when comparing builds.
 		r, err := strconv.Atoi(reps)
 		if err != nil || r < 1 {
 			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
 		}
-		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps = r, r, r
+		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps = r, r, r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
 		cfg.writeDocs = false
 	}
@@ -244,9 +255,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, cluster, anyof, plugin, noise, fairness) runs some
-	// measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "plugin": true, "noise": true, "fairness": true}
+	// memory, scale, cluster, anyof, served, plugin, noise, fairness) runs
+	// some measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "plugin": true, "noise": true, "fairness": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -254,7 +265,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, plugin, noise, fairness", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, plugin, noise, fairness", only)
 			}
 			run[f] = true
 		}
@@ -358,6 +369,12 @@ func runBench(t *testing.T, cfg config) {
 			t.Fatalf("anyof: %v", err)
 		}
 		checkAnyOf(t, cfg, b.report.anyOf)
+	}
+	if run["served"] {
+		if b.report.served, err = b.servedFlips(ctx); err != nil {
+			t.Fatalf("served: %v", err)
+		}
+		checkServedFlips(t, cfg, b.report.served)
 	}
 	if run["plugin"] {
 		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {

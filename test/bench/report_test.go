@@ -28,6 +28,7 @@ type report struct {
 	scale                 *scaleResult
 	cluster               *clusterResult
 	anyOf                 *anyOfResult
+	served                *servedResult
 	plugin                *pluginResult
 	noise                 *noiseResult
 	fairness              *fairResult
@@ -308,6 +309,9 @@ func (rep *report) markdown() string {
 			return fmt.Sprintf("anyOf: flip N=%d following two states (one flipped) %s, every Ingress arrived (median of %d)", a.flips.n, direction(active), flips)
 		})
 	}
+	if rep.served != nil {
+		rep.served.summaryRows(sum, rep.cfg.ownedFloorWorkers)
+	}
 	if rep.plugin != nil {
 		rep.plugin.summaryRows(sum)
 	}
@@ -448,6 +452,9 @@ func (rep *report) markdown() string {
 	}
 	if a := rep.anyOf; a != nil {
 		w("%s\n", a.markdown(rep.cfg))
+	}
+	if s := rep.served; s != nil {
+		w("%s\n", s.markdown(rep.cfg))
 	}
 	if p := rep.plugin; p != nil {
 		w("%s\n", p.markdown())

@@ -1,0 +1,889 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+// The served measure (BENCH_ONLY=served): switches with spec.served, one
+// host each, behind a real Traefik on loopback. A flip is timed from the
+// state's edit until an outside client, requesting every host through
+// Traefik, gets the new shape from the last one; beside it the owned floor
+// writes the same Ingress changes and the same client waits for the same
+// Traefik, which is the proxy's own floor (its reload throttle included).
+// Each switch's Served condition is timed from when the client saw its host
+// served.
+
+// The two shapes of a served switch's host: passive goes to a backend
+// answering 200 "open", active to one answering 503 "maintenance". Both
+// are LoopbackServices (ExternalName 127.0.0.1) of the switch's namespace.
+const (
+	servedOpenService  = "open"
+	servedSorryService = "sorry"
+	servedOpenBody     = "open"
+	servedSorryBody    = "maintenance"
+)
+
+// traefikThrottle is Traefik's default providersThrottleDuration: after it
+// applies a configuration it takes the next one no sooner than this.
+const traefikThrottle = 2 * time.Second
+
+// servedConditionBar is how long after its host is served a switch's
+// Served condition should be True.
+const servedConditionBar = 1500 * time.Millisecond
+
+// servedRun is one served flip of n hosts by one writer.
+type servedRun struct {
+	who    string
+	n      int
+	active bool
+	// served: from the edit (a floor: its first request) until the outside
+	// client saw the last host answer with the new shape; firstServed the
+	// first host.
+	served, firstServed time.Duration
+	// firstWrite and lastWrite: when an Ingress watch saw the first and
+	// the last target in the new shape.
+	firstWrite, lastWrite time.Duration
+	// reloads are the groups of hosts Traefik began serving together:
+	// hosts served less than reloadGap apart belong to one reload.
+	reloads []reloadGroup
+	// missedFrom: the earliest write of a host that a reload after the
+	// second served (0 when the second served every host left), and
+	// caughtTo the latest write of a host served by the first two: the
+	// second reload's snapshot of the Ingresses was taken in between.
+	missedFrom, caughtTo time.Duration
+	// cpu is the CPU time of each process, Traefik's too, from the edit
+	// (the first request) until the last host was served.
+	cpu cpuSnapshot
+	// Operator only: from each host served (client-seen) until its
+	// switch's Served condition was True for the new mode (watch-seen).
+	conditionDelays []time.Duration
+}
+
+// reloadGroup is a reload of Traefik as the outside client saw it: the
+// first host it served and how many hosts it served.
+type reloadGroup struct {
+	at    time.Duration
+	hosts int
+}
+
+// reloadGap separates the reloads the client sees: Traefik applies a
+// configuration at most every traefikThrottle, and the client sees one
+// reload's hosts within a sweep (tens of milliseconds).
+const reloadGap = 500 * time.Millisecond
+
+// reloadGroups groups the hosts' served times by reload.
+func reloadGroups(served []time.Duration) []reloadGroup {
+	s := slices.Clone(served)
+	slices.Sort(s)
+	var out []reloadGroup
+	for i, d := range s {
+		if i == 0 || d-s[i-1] > reloadGap {
+			out = append(out, reloadGroup{at: d})
+		}
+		out[len(out)-1].hosts++
+	}
+	return out
+}
+
+// reloadsString is "0.11s: 4, 2.11s: 496".
+func reloadsString(groups []reloadGroup) string {
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%s: %d", round(g.at), g.hosts))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// missed says, when a host waited past the second reload, from which
+// write on the hosts did: "; after the second reload: written from 1.71s
+// (served by it: written up to 1.62s)".
+func (r servedRun) missed() string {
+	if r.missedFrom == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; after the second reload: written from %s (served by it: written up to %s)", round(r.missedFrom), round(r.caughtTo))
+}
+
+// servedCPU is "manager 0.21 / kube-apiserver 1.10 / etcd 0.20 / bench
+// 0.10 / traefik 0.90".
+func servedCPU(c cpuSnapshot) string {
+	return fmt.Sprintf("%s / traefik %.2f", c, c["traefik"])
+}
+
+// servedSuite is every served flip of one N.
+type servedSuite struct {
+	n     int
+	setup time.Duration
+	runs  []servedRun
+}
+
+// servedResult is the served measure.
+type servedResult struct {
+	traefik string
+	suites  []*servedSuite
+}
+
+func (s *servedSuite) of(who string, active bool) []servedRun {
+	var out []servedRun
+	for _, r := range s.runs {
+		if r.who == who && r.active == active {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// servedFloorName names the owned floor of the served measure.
+func servedFloorName(workers int) string { return fmt.Sprintf("served-floor-%d", workers) }
+
+// servedBackends are the two local servers every host's shapes go to.
+type servedBackends struct {
+	open, sorry *httptest.Server
+}
+
+func startServedBackends() *servedBackends {
+	answer := func(code int, body string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(code)
+			_, _ = io.WriteString(w, body)
+		}))
+	}
+	return &servedBackends{open: answer(http.StatusOK, servedOpenBody), sorry: answer(http.StatusServiceUnavailable, servedSorryBody)}
+}
+
+func (b *servedBackends) close() {
+	b.open.Close()
+	b.sorry.Close()
+}
+
+func serverPort(s *httptest.Server) int32 {
+	_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
+	n, _ := strconv.ParseInt(port, 10, 32)
+	return int32(n)
+}
+
+// servedHost is the host of switch i of a namespace: every namespace's
+// hosts differ, as Traefik serves them all at once.
+func servedHost(ns string, i int) string { return objName(i) + "." + ns + ".example.com" }
+
+// servedShape is the Ingress spec of host i in a mode.
+func (b *servedBackends) servedShape(ns string, i int, active bool) *builders.IngressShape {
+	if active {
+		return builders.IngressTo(servedHost(ns, i), servedSorryService).Port(serverPort(b.sorry))
+	}
+	return builders.IngressTo(servedHost(ns, i), servedOpenService).Port(serverPort(b.open))
+}
+
+// servedShapeOf matches an Ingress whose backend is the mode's service.
+func servedShapeOf(active bool) func(runtime.Object) (string, bool) {
+	want := servedOpenService
+	if active {
+		want = servedSorryService
+	}
+	return func(o runtime.Object) (string, bool) {
+		ing, ok := o.(*networkingv1.Ingress)
+		if !ok || len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].HTTP == nil || len(ing.Spec.Rules[0].HTTP.Paths) != 1 {
+			return "", false
+		}
+		svc := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service
+		return ing.Name, svc != nil && svc.Name == want
+	}
+}
+
+// servedFor matches a DynamicIngress whose Served condition is True for
+// the mode, at its generation.
+func servedFor(active bool) func(runtime.Object) (string, bool) {
+	mode := v1beta1.ModePassive
+	if active {
+		mode = v1beta1.ModeActive
+	}
+	return func(o runtime.Object) (string, bool) {
+		di, ok := o.(*v1beta1.DynamicIngress)
+		if !ok {
+			return "", false
+		}
+		c := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionServed)
+		return di.Name, c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == di.Generation &&
+			di.Status.Served != nil && di.Status.Served.Mode == mode
+	}
+}
+
+// outsideClient requests hosts through Traefik as a user would: a GET of
+// "/" with the host's Host header.
+type outsideClient struct {
+	address string
+	c       *http.Client
+}
+
+// outsideWorkers request the hosts in parallel, each its share in turn;
+// sweepPeriod is the least time between two requests of one host.
+const (
+	outsideWorkers = 8
+	sweepPeriod    = 20 * time.Millisecond
+)
+
+func newOutsideClient(address string) *outsideClient {
+	return &outsideClient{address: address, c: &http.Client{Timeout: 2 * time.Second,
+		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: outsideWorkers, DisableCompression: true}}}
+}
+
+// answers tells whether host answers with the shape of the mode.
+func (o *outsideClient) answers(ctx context.Context, host string, active bool) (bool, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.address+"/", nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	req.Host = host
+	resp, err := o.c.Do(req)
+	if err != nil {
+		return false, err.Error()
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	_ = resp.Body.Close()
+	code, want := http.StatusOK, servedOpenBody
+	if active {
+		code, want = http.StatusServiceUnavailable, servedSorryBody
+	}
+	return resp.StatusCode == code && string(body) == want, fmt.Sprintf("%d %q", resp.StatusCode, body)
+}
+
+// await requests every host until it answers with the shape of the mode
+// and returns when each did, from t0; it fails after timeout.
+func (o *outsideClient) await(ctx context.Context, hosts []string, active bool, t0 time.Time, timeout time.Duration) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	at := make([]time.Duration, len(hosts))
+	last := make([]string, len(hosts))
+	var wg sync.WaitGroup
+	for w := range outsideWorkers {
+		wg.Go(func() {
+			var pending []int
+			for i := w; i < len(hosts); i += outsideWorkers {
+				pending = append(pending, i)
+			}
+			for len(pending) > 0 && ctx.Err() == nil {
+				began := time.Now()
+				left := pending[:0]
+				for _, i := range pending {
+					ok, answer := o.answers(ctx, hosts[i], active)
+					if ok {
+						at[i] = time.Since(t0)
+						continue
+					}
+					last[i] = answer
+					left = append(left, i)
+				}
+				pending = left
+				if len(pending) > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Until(began.Add(sweepPeriod))):
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, d := range at {
+		if d == 0 {
+			return nil, fmt.Errorf("%s through Traefik at %s did not answer as the %s shape within %s (last answer: %s)",
+				hosts[i], o.address, shapeDir(active), timeout, last[i])
+		}
+	}
+	return at, nil
+}
+
+// servedNamespace is one namespace of served hosts: the operator's
+// switches, or the floor's Ingresses.
+type servedNamespace struct {
+	ns    string
+	n     int
+	hosts []string
+}
+
+func newServedNamespace(ns string, n int) servedNamespace {
+	s := servedNamespace{ns: ns, n: n}
+	for i := range n {
+		s.hosts = append(s.hosts, servedHost(ns, i))
+	}
+	return s
+}
+
+// servedMeasure is the served measure's harness: Traefik, the backends
+// and the outside client.
+type servedMeasure struct {
+	b        *bench
+	traefik  *controlplane.Traefik
+	backends *servedBackends
+	client   *outsideClient
+	// traefikPID is Traefik's process, for its CPU time.
+	traefikPID int
+	// quietSince is when the last flip's last host was served or its
+	// last Ingress written: a flip starts once Traefik has had no change
+	// for longer than its throttle, so that every flip finds it alike.
+	quietSince time.Time
+}
+
+// servedFlips is the served measure: Traefik started beside the control
+// plane, then for each N the operator's switches and the owned floor's
+// Ingresses flipped each way in rounds.
+func (b *bench) servedFlips(ctx context.Context) (*servedResult, error) {
+	h := b.h
+	kubeconfig, err := h.cluster.AddUser("traefik")
+	if err != nil {
+		return nil, err
+	}
+	traefik, err := controlplane.StartTraefik(controlplane.TraefikOptions{Dir: filepath.Join(h.dir, "traefik"), Kubeconfig: kubeconfig})
+	if err != nil {
+		return nil, err
+	}
+	defer traefik.Stop()
+	backends := startServedBackends()
+	defer backends.close()
+	sm := &servedMeasure{b: b, traefik: traefik, backends: backends, client: newOutsideClient(traefik.Address), traefikPID: childPID(processName(controlplane.TraefikBinary()))}
+	res := &servedResult{traefik: controlplane.TraefikVersion}
+	for _, n := range b.cfg.servedNs {
+		suite, err := sm.suite(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("N=%d: %w (Traefik's log: %s)", n, err, traefik.Log)
+		}
+		res.suites = append(res.suites, suite)
+	}
+	return res, nil
+}
+
+// suite sets up n switches and the floor's n Ingresses, flips both
+// cfg.servedReps times each way, and clears them.
+func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error) {
+	b, h := sm.b, sm.b.h
+	res := &servedSuite{n: n}
+	m, err := h.startManager(managerOptions{probes: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { m.stop() }()
+	op := newServedNamespace(fmt.Sprintf("served-%d", n), n)
+	floor := newServedNamespace(fmt.Sprintf("served-floor-%d", n), n)
+	b.progress("served N=%d: creating the state and %d DynamicIngresses with spec.served behind Traefik", n, n)
+	if res.setup, err = sm.setupOperator(ctx, op); err != nil {
+		return nil, err
+	}
+	b.progress("served N=%d: every host served and every Served True after %s; creating the floor's Ingresses", n, round(res.setup))
+	own, err := sm.setupFloor(ctx, floor)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.waitQuiet(ctx, 2*b.cfg.quiet, 60*time.Second); err != nil {
+		return nil, err
+	}
+	for rep := range b.cfg.servedReps {
+		steps := []func() error{func() error {
+			for _, active := range []bool{true, false} {
+				run, err := sm.operatorFlip(ctx, op, active, m)
+				if err != nil {
+					return err
+				}
+				res.runs = append(res.runs, run)
+				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s; CPU s %s",
+					n, rep+1, direction(active), round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
+					reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)), servedCPU(run.cpu))
+			}
+			return m.check()
+		}}
+		for _, w := range b.cfg.ownedFloorWorkers {
+			steps = append(steps, func() error {
+				for _, active := range []bool{true, false} {
+					run, err := sm.floorFlip(ctx, floor, active, w, own)
+					if err != nil {
+						return err
+					}
+					res.runs = append(res.runs, run)
+					b.progress("served N=%d round %d %s: %s: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; CPU s %s",
+						n, rep+1, direction(active), run.who, round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
+						reloadsString(run.reloads), run.missed(), servedCPU(run.cpu))
+				}
+				return nil
+			})
+		}
+		if err := b.runRound(ctx, rep, steps); err != nil {
+			return nil, err
+		}
+	}
+	m.stop()
+	for _, ns := range []string{op.ns, floor.ns} {
+		if err := h.clearNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+		for _, name := range []string{servedOpenService, servedSorryService} {
+			if err := h.cs.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// loopbackServices creates the two backends' Services in ns.
+func (sm *servedMeasure) loopbackServices(ctx context.Context, ns string) error {
+	if err := sm.b.h.ensureNamespace(ctx, ns); err != nil {
+		return err
+	}
+	for name, srv := range map[string]*httptest.Server{servedOpenService: sm.backends.open, servedSorryService: sm.backends.sorry} {
+		if err := sm.b.h.c.Create(ctx, builders.LoopbackService(ns, name, serverPort(srv))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// servedSwitch is switch i of s: active (the sorry page) while the flip
+// state answers 200, its host checked through Traefik with the defaults
+// of spec.served.
+func (sm *servedMeasure) servedSwitch(s servedNamespace, i int) *v1beta1.DynamicIngress {
+	check := builders.Served("http://"+sm.traefik.Address+"/", "503", "200").Header("Host", s.hosts[i])
+	check.Active.Body, check.Passive.Body = ptr.To(servedSorryBody), ptr.To(servedOpenBody)
+	return builders.DynamicIngress(s.ns, objName(i)).State(flipStateName).ExpectCode("200").
+		Passive(sm.backends.servedShape(s.ns, i, false)).Active(sm.backends.servedShape(s.ns, i, true)).
+		Served(check).Obj()
+}
+
+// setupOperator creates the services, the state answering 503 and the
+// switches (passive), and waits until every host is served and every
+// Served condition True.
+func (sm *servedMeasure) setupOperator(ctx context.Context, s servedNamespace) (time.Duration, error) {
+	h := sm.b.h
+	if err := sm.loopbackServices(ctx, s.ns); err != nil {
+		return 0, err
+	}
+	servedW, err := watchArrivals(ctx, dynamicIngresses(h, s.ns), s.n, servedFor(false))
+	if err != nil {
+		return 0, err
+	}
+	defer servedW.stop()
+	t0 := time.Now()
+	if err := h.c.Create(ctx, fixedState(s.ns, flipStateName, "503")); err != nil {
+		return 0, err
+	}
+	if err := parallel(s.n, 32, func(i int) error { return h.c.Create(ctx, sm.servedSwitch(s, i)) }); err != nil {
+		return 0, fmt.Errorf("creating %d DynamicIngresses: %w", s.n, err)
+	}
+	timeout := flipTimeout(s.n, 100*time.Millisecond)
+	if _, err := sm.client.await(ctx, s.hosts, false, t0, timeout); err != nil {
+		return 0, err
+	}
+	if err := servedW.wait(timeout); err != nil {
+		return 0, fmt.Errorf("waiting for every Served condition: %w", err)
+	}
+	sm.quietSince = time.Now()
+	return time.Since(t0), nil
+}
+
+// setupFloor creates the services, an owner, and the floor's Ingresses
+// (passive), and waits until every host is served. It returns the owner.
+func (sm *servedMeasure) setupFloor(ctx context.Context, s servedNamespace) (*metav1.OwnerReference, error) {
+	h := sm.b.h
+	if err := sm.loopbackServices(ctx, s.ns); err != nil {
+		return nil, err
+	}
+	cm, err := h.cs.CoreV1().ConfigMaps(s.ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	own := &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	t0 := time.Now()
+	if err := parallel(s.n, 64, func(i int) error {
+		ac := sm.floorApply(s, i, false, own, "")
+		_, err := h.cs.NetworkingV1().Ingresses(s.ns).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: floorFieldManager, Force: true})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := sm.client.await(ctx, s.hosts, false, t0, flipTimeout(s.n, 100*time.Millisecond)); err != nil {
+		return nil, err
+	}
+	sm.quietSince = time.Now()
+	return own, nil
+}
+
+// floorApply is what the operator applies to target i in a mode (the
+// template, a controller ownerReference, the UID as a precondition when
+// set), with the baselines' label so that the manager's cache never holds
+// it.
+func (sm *servedMeasure) floorApply(s servedNamespace, i int, active bool, owner *metav1.OwnerReference, uid types.UID) *networkingv1ac.IngressApplyConfiguration {
+	shape := sm.backends.servedShape(s.ns, i, active).Obj().Template.Spec
+	rule := shape.Rules[0]
+	path := rule.HTTP.Paths[0]
+	ac := networkingv1ac.Ingress(objName(i), s.ns).
+		WithLabels(map[string]string{v1beta1.LabelManagedBy: baselineLabel}).
+		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(owner.APIVersion).WithKind(owner.Kind).
+			WithName(owner.Name).WithUID(owner.UID).WithController(true).WithBlockOwnerDeletion(true)).
+		WithSpec(networkingv1ac.IngressSpec().WithRules(networkingv1ac.IngressRule().WithHost(rule.Host).
+			WithHTTP(networkingv1ac.HTTPIngressRuleValue().WithPaths(networkingv1ac.HTTPIngressPath().
+				WithPath(path.Path).WithPathType(*path.PathType).
+				WithBackend(networkingv1ac.IngressBackend().WithService(networkingv1ac.IngressServiceBackend().
+					WithName(path.Backend.Service.Name).
+					WithPort(networkingv1ac.ServiceBackendPort().WithNumber(path.Backend.Service.Port.Number))))))))
+	if uid != "" {
+		ac.WithUID(uid)
+	}
+	return ac
+}
+
+// waitTraefikQuiet returns once Traefik has had no change for longer than
+// its throttle, so that the next flip's first change is applied at once,
+// as after any quiet time.
+func (sm *servedMeasure) waitTraefikQuiet() {
+	time.Sleep(time.Until(sm.quietSince.Add(traefikThrottle + 500*time.Millisecond)))
+}
+
+// operatorFlip patches the state and times the Ingresses, the hosts as the
+// outside client sees them, and the Served conditions.
+func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, active bool, m *managerProc) (servedRun, error) {
+	h := sm.b.h
+	run := servedRun{who: "operator", n: s.n, active: active}
+	ingW, err := watchArrivals(ctx, sm.b.ingresses(s.ns), s.n, servedShapeOf(active))
+	if err != nil {
+		return run, err
+	}
+	defer ingW.stop()
+	if ingW.before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	}
+	servedW, err := watchArrivals(ctx, dynamicIngresses(h, s.ns), s.n, servedFor(active))
+	if err != nil {
+		return run, err
+	}
+	defer servedW.stop()
+	sm.waitTraefikQuiet()
+	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
+		return run, err
+	}
+	cpu0 := sm.cpu(m)
+	t0 := time.Now()
+	ingW.startAt(t0)
+	servedW.startAt(t0)
+	patch := fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, stateCodeFor(active))
+	if err := h.c.Patch(ctx, fixedState(s.ns, flipStateName, ""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return run, err
+	}
+	timeout := flipTimeout(s.n, 100*time.Millisecond)
+	at, err := sm.client.await(ctx, s.hosts, active, t0, timeout)
+	if err != nil {
+		return run, fmt.Errorf("operator flip %s: %w (%v)", direction(active), err, m.check())
+	}
+	run.cpu = sm.cpu(m).sub(cpu0)
+	if err := ingW.wait(timeout); err != nil {
+		return run, err
+	}
+	if err := servedW.wait(timeout); err != nil {
+		return run, fmt.Errorf("operator flip %s, Served conditions: %w (%v)", direction(active), err, m.check())
+	}
+	sm.summarize(&run, at, ingW)
+	conditions := servedW.byName()
+	for i, d := range at {
+		run.conditionDelays = append(run.conditionDelays, conditions[objName(i)]-d)
+	}
+	return run, nil
+}
+
+// floorFlip applies the floor's Ingresses in the new shape, as the
+// operator would, from workers goroutines, and times them and the hosts.
+func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, active bool, workers int, own *metav1.OwnerReference) (servedRun, error) {
+	h := sm.b.h
+	run := servedRun{who: servedFloorName(workers), n: s.n, active: active}
+	list, err := h.cs.NetworkingV1().Ingresses(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return run, err
+	}
+	uids := map[string]types.UID{}
+	for _, ing := range list.Items {
+		uids[ing.Name] = ing.UID
+	}
+	ingW, err := watchArrivals(ctx, sm.b.ingresses(s.ns), s.n, servedShapeOf(active))
+	if err != nil {
+		return run, err
+	}
+	defer ingW.stop()
+	if ingW.before != 0 {
+		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
+	}
+	sm.waitTraefikQuiet()
+	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
+		return run, err
+	}
+	cpu0 := sm.cpu(nil)
+	t0 := time.Now()
+	ingW.startAt(t0)
+	type served struct {
+		at  []time.Duration
+		err error
+	}
+	done := make(chan served, 1)
+	go func() {
+		at, err := sm.client.await(ctx, s.hosts, active, t0, flipTimeout(s.n, 100*time.Millisecond))
+		done <- served{at, err}
+	}()
+	if err := parallel(s.n, workers, func(i int) error {
+		ac := sm.floorApply(s, i, active, own, uids[objName(i)])
+		_, err := h.cs.NetworkingV1().Ingresses(s.ns).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: floorFieldManager, Force: true})
+		return err
+	}); err != nil {
+		<-done
+		return run, err
+	}
+	r := <-done
+	if r.err != nil {
+		return run, fmt.Errorf("floor flip %s: %w", direction(active), r.err)
+	}
+	run.cpu = sm.cpu(nil).sub(cpu0)
+	if err := ingW.wait(flipTimeout(s.n, 10*time.Millisecond)); err != nil {
+		return run, err
+	}
+	sm.summarize(&run, r.at, ingW)
+	return run, nil
+}
+
+// summarize fills the times of a flip from the hosts' served times and the
+// Ingresses' arrivals, and marks Traefik busy from now.
+func (sm *servedMeasure) summarize(run *servedRun, at []time.Duration, ingW *arrivals) {
+	run.firstServed, run.served = slices.Min(at), slices.Max(at)
+	writes := ingW.byName()
+	for _, d := range writes {
+		if run.firstWrite == 0 || d < run.firstWrite {
+			run.firstWrite = d
+		}
+		run.lastWrite = max(run.lastWrite, d)
+	}
+	run.reloads = reloadGroups(at)
+	if len(run.reloads) > 2 {
+		// A host served before the third reload's first host was served by
+		// one of the first two.
+		third := run.reloads[2].at
+		for i, d := range at {
+			w := writes[objName(i)]
+			if d < third {
+				run.caughtTo = max(run.caughtTo, w)
+			} else if run.missedFrom == 0 || w < run.missedFrom {
+				run.missedFrom = w
+			}
+		}
+	}
+	sm.quietSince = time.Now()
+}
+
+// processName is the command name Linux gives a program's process: its
+// file name, cut to 15 bytes.
+func processName(path string) string {
+	name := filepath.Base(path)
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	return name
+}
+
+// cpu is the CPU time of the processes of a served flip: the manager's
+// (when m is set), the control plane's, the bench's and Traefik's.
+func (sm *servedMeasure) cpu(m *managerProc) cpuSnapshot {
+	s := sm.b.h.cpu(m)
+	s["traefik"] = cpuSeconds(sm.traefikPID)
+	return s
+}
+
+// byName returns each object's arrival time.
+func (a *arrivals) byName() map[string]time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]time.Duration, len(a.times))
+	for k, v := range a.times {
+		out[k] = v
+	}
+	return out
+}
+
+// servedFigures are the medians of one writer's served flips one way.
+type servedFigures struct {
+	flips                         int
+	served, min, max, first       time.Duration
+	firstWrite, lastWrite         time.Duration
+	conditionMax, conditionMedian time.Duration
+	reloads                       []string
+	// missed lists, for each flip where hosts waited past the second
+	// reload, the latest write served by it and the earliest that was not.
+	missed []string
+	// cpu: median CPU seconds of each process until the last host.
+	cpu cpuSnapshot
+}
+
+func figuresOfServed(runs []servedRun) servedFigures {
+	f := servedFigures{flips: len(runs)}
+	if len(runs) == 0 {
+		return f
+	}
+	med := func(g func(servedRun) time.Duration) time.Duration {
+		ds := make([]time.Duration, 0, len(runs))
+		for _, r := range runs {
+			ds = append(ds, g(r))
+		}
+		return median(ds)
+	}
+	f.served = med(func(r servedRun) time.Duration { return r.served })
+	f.first = med(func(r servedRun) time.Duration { return r.firstServed })
+	f.firstWrite = med(func(r servedRun) time.Duration { return r.firstWrite })
+	f.lastWrite = med(func(r servedRun) time.Duration { return r.lastWrite })
+	f.min, f.max = runs[0].served, runs[0].served
+	var delays []time.Duration
+	for _, r := range runs {
+		f.min, f.max = min(f.min, r.served), max(f.max, r.served)
+		delays = append(delays, r.conditionDelays...)
+		hosts := make([]string, 0, len(r.reloads))
+		for _, g := range r.reloads {
+			hosts = append(hosts, fmt.Sprint(g.hosts))
+		}
+		f.reloads = append(f.reloads, strings.Join(hosts, "+"))
+		if r.missedFrom != 0 {
+			f.missed = append(f.missed, round(r.caughtTo)+" / "+round(r.missedFrom))
+		}
+	}
+	f.cpu = cpuSnapshot{}
+	for k := range runs[0].cpu {
+		f.cpu[k] = med(func(r servedRun) time.Duration { return time.Duration(r.cpu[k] * float64(time.Second)) }).Seconds()
+	}
+	f.conditionMax, f.conditionMedian = maxDuration(delays), percentile(delays, 0.5)
+	return f
+}
+
+// floorBest is the fastest owned floor one way (by median), with its
+// worker count.
+func (s *servedSuite) floorBest(workers []int, active bool) (int, servedFigures) {
+	best, bestF := 0, servedFigures{}
+	for _, w := range workers {
+		f := figuresOfServed(s.of(servedFloorName(w), active))
+		if f.flips > 0 && (best == 0 || f.served < bestF.served) {
+			best, bestF = w, f
+		}
+	}
+	return best, bestF
+}
+
+// summaryRows adds the measure's figures beside their baselines.
+func (r *servedResult) summaryRows(sum *table, workers []int) {
+	for _, s := range r.suites {
+		for _, active := range []bool{true, false} {
+			op := figuresOfServed(s.of("operator", active))
+			if best, bf := s.floorBest(workers, active); best != 0 {
+				sum.add(fmt.Sprintf("served flip N=%d %s: state edit → the last host served through Traefik (median of %d)", s.n, direction(active), op.flips), round(op.served),
+					fmt.Sprintf("%s, then the same Traefik, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(workers), best, bf.flips),
+					round(bf.served), durRatio(op.served, bf.served))
+			}
+			sum.add(fmt.Sprintf("served flip N=%d %s: host served → its Served condition True, max over %d flips", s.n, direction(active), op.flips),
+				round(op.conditionMax), "required at most", round(servedConditionBar), durRatio(op.conditionMax, servedConditionBar))
+		}
+	}
+}
+
+func (r *servedResult) markdown(cfg config) string {
+	var sb strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
+	w("#### Served: flips seen through Traefik\n\n")
+	w("Each switch has spec.served (the defaults: a request every %s, Host header naming its host) and its own host, behind Traefik %s on loopback (the Kubernetes Ingress provider, its default %s reload throttle); ",
+		time.Second, r.traefik, traefikThrottle)
+	w("the shapes go to two local servers through ExternalName Services (passive: 200 %q, active: 503 %q). ", servedOpenBody, servedSorryBody)
+	w("An outside client requests every host through Traefik (%d workers, each host at most every %s) until it answers with the new shape. ", outsideWorkers, sweepPeriod)
+	w("The operator's flip runs from the state's edit; the owned floor applies the same Ingress changes (the template, a controller ownerReference, the UID precondition) from a plain client, timed from its first request, for the same client and the same Traefik. ")
+	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
+	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served less than %s apart, one group per Traefik reload, one entry per flip. ", reloadGap)
+	w("When hosts waited past the second reload, the latest write of a host the first two reloads served and the earliest of one they did not bound when the second reload's snapshot of the Ingresses was taken. ")
+	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips). CPU: medians, from the edit until the last host was served.\n\n")
+	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
+		"past the 2nd reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
+	for _, s := range r.suites {
+		for _, active := range []bool{true, false} {
+			_, bf := s.floorBest(cfg.ownedFloorWorkers, active)
+			whos := []string{"operator"}
+			for _, wk := range cfg.ownedFloorWorkers {
+				whos = append(whos, servedFloorName(wk))
+			}
+			for _, who := range whos {
+				f := figuresOfServed(s.of(who, active))
+				if f.flips == 0 {
+					continue
+				}
+				name := "operator (state edit → hosts served)"
+				cond := round(f.conditionMax) + " / " + round(f.conditionMedian)
+				if who != "operator" {
+					var wk int
+					_, _ = fmt.Sscanf(who, "served-floor-%d", &wk)
+					name, cond = fmt.Sprintf("owned floor, %d workers", wk), "–"
+				}
+				missed := "none"
+				if len(f.missed) > 0 {
+					missed = strings.Join(f.missed, "; ")
+				}
+				t.add(fmt.Sprint(s.n), direction(active), name, fmt.Sprint(f.flips), round(f.served), round(f.min)+"–"+round(f.max), round(f.first),
+					round(f.firstWrite)+"–"+round(f.lastWrite), strings.Join(f.reloads, "; "), missed, durRatio(f.served, bf.served), cond,
+					f.cpu.columns()+fmt.Sprintf(" / %.2f", f.cpu["traefik"]))
+			}
+		}
+	}
+	w("%s\n", t)
+	for _, s := range r.suites {
+		w("N=%d: setup (the state and %d switches created until every host was served and every Served True) %s.\n", s.n, s.n, round(s.setup))
+	}
+	return sb.String()
+}
+
+// checkServedFlips asserts what the served measure must have done, never
+// how fast: every flip ran, and each operator flip timed every switch's
+// Served condition (a host or a condition that never arrived fails the
+// measure itself).
+func checkServedFlips(t *testing.T, cfg config, res *servedResult) {
+	t.Helper()
+	if len(res.suites) != len(cfg.servedNs) {
+		t.Errorf("served: %d sizes measured, want %d", len(res.suites), len(cfg.servedNs))
+	}
+	for _, s := range res.suites {
+		for _, active := range []bool{true, false} {
+			whos := []string{"operator"}
+			for _, w := range cfg.ownedFloorWorkers {
+				whos = append(whos, servedFloorName(w))
+			}
+			for _, who := range whos {
+				if got := len(s.of(who, active)); got != cfg.servedReps {
+					t.Errorf("served N=%d: %d %s flips %s, want %d", s.n, got, who, direction(active), cfg.servedReps)
+				}
+			}
+			for _, r := range s.of("operator", active) {
+				if len(r.conditionDelays) != s.n {
+					t.Errorf("served N=%d %s: %d Served conditions timed, want %d", s.n, direction(active), len(r.conditionDelays), s.n)
+				}
+			}
+		}
+	}
+}
