@@ -60,7 +60,7 @@ func SlackText(e Event) string {
 	var text string
 	switch e.Type {
 	case v1beta1.NotificationStateChanged:
-		text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), code(d.From), code(d.To), strings.ToLower(d.Cause))
+		text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), code(d.From), code(d.To), causeText(d.Cause))
 	case v1beta1.NotificationFlipCompleted:
 		text = fmt.Sprintf("%s: change %d (%s) shown by %s after %s", stateLabel(d.State), d.Sequence, code(d.To), followers(d.Followers, d.Namespaces), d.CompletedAfter)
 	case v1beta1.NotificationFlipStalled:
@@ -85,6 +85,14 @@ func SlackText(e Event) string {
 			plural(int(d.Dropped), "change", "changes"), plural(int(d.Dropped), "it was", "they were"))
 	}
 	return text
+}
+
+// causeText is a change's cause in words: "probe", "no response".
+func causeText(cause string) string {
+	if cause == string(v1beta1.HistoryCauseNoResponse) {
+		return "no response"
+	}
+	return strings.ToLower(cause)
 }
 
 // stateLabel names a state: "namespace/name", or the cluster state's name.

@@ -114,8 +114,8 @@ func TestDefaultBundleWiresCertManager(t *testing.T) {
 	for _, w := range validating.Webhooks {
 		hooks = append(hooks, hook{w.Name, w.ClientConfig, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.Rules})
 	}
-	if len(hooks) != 8 {
-		t.Errorf("%d webhooks, want 8 (mutating and validating, four kinds)", len(hooks))
+	if len(hooks) != 10 {
+		t.Errorf("%d webhooks, want 10 (mutating and validating, five kinds)", len(hooks))
 	}
 	for _, annotations := range []map[string]string{mutating.Annotations, validating.Annotations} {
 		if got := annotations["cert-manager.io/inject-ca-from"]; got != inject {
@@ -137,7 +137,7 @@ func TestDefaultBundleWiresCertManager(t *testing.T) {
 		}
 		for _, r := range h.rules {
 			if !slices.Equal(r.APIGroups, []string{"ingress.dynamicingress.io"}) || len(r.Resources) != 1 ||
-				!slices.Contains([]string{"dynamicingresses", "dynamichttproutes", "dynamicingressstates", "clusterdynamicingressstates"}, r.Resources[0]) {
+				!slices.Contains([]string{"dynamicingresses", "dynamichttproutes", "dynamicingressstates", "clusterdynamicingressstates", "dynamicingressnotifiers"}, r.Resources[0]) {
 				t.Errorf("webhook %s matches %v %v, want only our kinds", h.name, r.APIGroups, r.Resources)
 			}
 		}

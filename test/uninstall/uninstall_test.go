@@ -23,6 +23,7 @@ var crdNames = []string{
 	"customresourcedefinition.apiextensions.k8s.io/clusterdynamicingressstates.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamichttproutes.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamicingresses.ingress.dynamicingress.io",
+	"customresourcedefinition.apiextensions.k8s.io/dynamicingressnotifiers.ingress.dynamicingress.io",
 	"customresourcedefinition.apiextensions.k8s.io/dynamicingressstates.ingress.dynamicingress.io",
 }
 
