@@ -35,6 +35,10 @@ type TraefikOptions struct {
 	// IngressClasses with (Cluster.Kubeconfig, or one of Cluster.AddUser
 	// to tell Traefik's requests apart in the audit log).
 	Kubeconfig string
+	// Throttle is the least time between two configurations Traefik
+	// applies (its providersThrottleDuration); 0 keeps Traefik's default,
+	// 2 s.
+	Throttle time.Duration
 }
 
 // Traefik is a Traefik process serving the cluster's Ingresses on loopback.
@@ -56,7 +60,8 @@ type Traefik struct {
 // Traefik serves the Ingresses without an ingressClassName, and those whose
 // IngressClass names the controller traefik.io/ingress-controller. It
 // applies what it reads at most every 2 s (its default
-// providersThrottleDuration), as in a real installation.
+// providersThrottleDuration, unless opts.Throttle says otherwise), as in a
+// real installation.
 //
 // Backends are Services of type ExternalName naming 127.0.0.1 (Traefik runs
 // with allowExternalNameServices): Traefik then sends a request to
@@ -88,7 +93,7 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 		AccessLog: filepath.Join(opts.Dir, "traefik-access.log"),
 	}
 	pingAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(pingPort))
-	config, err := yaml.Marshal(traefikStaticConfig(t.Address, pingAddress, t.Log, t.AccessLog))
+	config, err := yaml.Marshal(traefikStaticConfig(t.Address, pingAddress, t.Log, t.AccessLog, opts.Throttle))
 	if err != nil {
 		return nil, err
 	}
@@ -111,21 +116,26 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 // traefikStaticConfig is Traefik's static configuration: the entry point
 // web on address, its ping endpoint alone on pingAddress, the Kubernetes
 // Ingress provider, logs to files and no request to the internet (no
-// version check, no usage report).
-func traefikStaticConfig(address, pingAddress, logPath, accessLogPath string) map[string]any {
+// version check, no usage report), with throttle between two applied
+// configurations unless it is 0.
+func traefikStaticConfig(address, pingAddress, logPath, accessLogPath string, throttle time.Duration) map[string]any {
 	// Traefik waits 10 s by default for open connections when it stops;
 	// a test's keep-alive connections would hold every Stop that long.
 	quickShutdown := map[string]any{"lifeCycle": map[string]any{"graceTimeOut": "1s"}}
+	providers := map[string]any{
+		"kubernetesIngress": map[string]any{"allowExternalNameServices": true},
+	}
+	if throttle > 0 {
+		providers["providersThrottleDuration"] = throttle.String()
+	}
 	return map[string]any{
 		"global": map[string]any{"checkNewVersion": false, "sendAnonymousUsage": false},
 		"entryPoints": map[string]any{
 			"web":     map[string]any{"address": address, "transport": quickShutdown},
 			"traefik": map[string]any{"address": pingAddress, "transport": quickShutdown},
 		},
-		"ping": map[string]any{"entryPoint": "traefik"},
-		"providers": map[string]any{
-			"kubernetesIngress": map[string]any{"allowExternalNameServices": true},
-		},
+		"ping":      map[string]any{"entryPoint": "traefik"},
+		"providers": providers,
 		"log":       map[string]any{"level": "INFO", "filePath": logPath},
 		"accessLog": map[string]any{"filePath": accessLogPath},
 	}

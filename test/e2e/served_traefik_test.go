@@ -83,16 +83,18 @@ type servedStorefront struct {
 	passiveShape *builders.IngressShape
 }
 
-// newServedStorefront starts Traefik and the two backends, creates their
-// Services and the state "killswitch" (200) in a new namespace.
-func newServedStorefront(t *testing.T, prefix string, period time.Duration) *servedStorefront {
+// newServedStorefront starts Traefik (applying configurations at most every
+// throttle, 0 for its default 2 s) and the two backends, creates their
+// Services and the state "killswitch" (200) in a new namespace; the
+// switch's checks request every period.
+func newServedStorefront(t *testing.T, prefix string, period, throttle time.Duration) *servedStorefront {
 	t.Helper()
 	if _, err := os.Stat(controlplane.TraefikBinary()); err != nil {
 		t.Skipf("Traefik is not built (%s): run `make traefik`", controlplane.TraefikBinary())
 	}
 	ns := newNamespace(t, prefix)
 	dir := t.TempDir()
-	traefik, err := controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: cluster.Kubeconfig})
+	traefik, err := controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: cluster.Kubeconfig, Throttle: throttle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +218,7 @@ func (s *servedStorefront) served(t *testing.T) string {
 // kubectl dynamic wait --for=served returns with the switch served in the
 // state's mode.
 func TestServedFlipThroughTraefik(t *testing.T) {
-	s := newServedStorefront(t, "served-traefik", 250*time.Millisecond)
+	s := newServedStorefront(t, "served-traefik", 250*time.Millisecond, 0)
 	apply(t, s.storefront(time.Minute))
 	kubectl(t, "", "wait", "-n", s.ns, "--for=condition=Served", "di/storefront", "--timeout=90s")
 	if got := s.answer(); got != "200 "+shopAnswer {
@@ -253,12 +255,12 @@ func TestServedFlipThroughTraefik(t *testing.T) {
 // sees the shape at most one period (and one request) after the client
 // does, and the target is written a little after the state's edit (a
 // state and a switch reconcile, well under a second on a loaded machine),
-// hence the tolerance. Right before each edit Traefik is made to apply
-// another Ingress, so that it holds the flip for most of its 2 s throttle:
-// the flip is served about 1.5-2 s after the edit, which a check that did
-// not wait for the data plane (after about 0) cannot match.
+// hence the tolerance. Traefik runs with a 5 s throttle, and right before
+// each edit it is made to apply another Ingress, so that it holds the flip
+// for most of those 5 s: the flip is served seconds after the edit, which a
+// check that did not wait for the data plane (after about 0) cannot match.
 func TestServedAfterIsWhatClientsSee(t *testing.T) {
-	s := newServedStorefront(t, "served-after", 250*time.Millisecond)
+	s := newServedStorefront(t, "served-after", 250*time.Millisecond, pokedThrottle)
 	apply(t, s.storefront(time.Minute))
 	kubectl(t, "", "wait", "-n", s.ns, "--for=condition=Served", "di/storefront", "--timeout=90s")
 	tolerance := s.period + time.Second
@@ -267,8 +269,8 @@ func TestServedAfterIsWhatClientsSee(t *testing.T) {
 		{"503", "503 " + sorryAnswer, "all 1 switch in shape and served (1 active, 0 passive)"},
 		{"200", "200 " + shopAnswer, "all 1 switch in shape and served (0 active, 1 passive)"},
 	} {
-		// Traefik applies a change at once when it applied none for 2 s,
-		// then holds the next for the rest of those 2 s.
+		// Traefik applies a change at once when it applied none for its
+		// throttle, then holds the next for the rest of it.
 		poke := fmt.Sprintf("poke-%d.%s", i, s.host)
 		apply(t, pokeIngress(s.ns, fmt.Sprintf("poke-%d", i), poke, s.shop.port))
 		s.firstSeen(t, poke, "200 "+shopAnswer, time.Now())
@@ -281,6 +283,10 @@ func TestServedAfterIsWhatClientsSee(t *testing.T) {
 		if err != nil {
 			t.Fatalf("status.served.after %q: %v", raw, err)
 		}
+		if seen < 2*tolerance {
+			t.Errorf("state %s: Traefik served the flip %s after the state's edit: its throttle did not hold it, and this test cannot tell a check that waits for the data plane from one that does not",
+				flip.code, seen.Round(time.Millisecond))
+		}
 		diff := after - seen
 		t.Logf("state %s: the outside client got %q %s after the state's edit; status.served.after %s (difference %s, tolerance ±%s); Served: %s",
 			flip.code, flip.answer, seen.Round(time.Millisecond), raw, diff.Round(time.Millisecond), tolerance, s.served(t))
@@ -290,6 +296,9 @@ func TestServedAfterIsWhatClientsSee(t *testing.T) {
 		}
 	}
 }
+
+// pokedThrottle is Traefik's throttle in TestServedAfterIsWhatClientsSee.
+const pokedThrottle = 5 * time.Second
 
 // pokeIngress is an Ingress for host to the storefront's backend, which
 // Traefik serves: creating it makes Traefik apply a new configuration.
@@ -310,7 +319,7 @@ spec:
 // Served=False/NotServed with the last answer in the message, and exactly
 // one NotServed Warning is recorded, not one per request.
 func TestNotServedUnderAnUnservedClass(t *testing.T) {
-	s := newServedStorefront(t, "not-served", 250*time.Millisecond)
+	s := newServedStorefront(t, "not-served", 250*time.Millisecond, 0)
 	class := s.ns + "-nobody"
 	apply(t, fmt.Sprintf(`apiVersion: networking.k8s.io/v1
 kind: IngressClass
@@ -359,7 +368,7 @@ spec: {controller: example.com/no-such-controller}
 // several periods after Served turned True, the backends behind Traefik
 // count no request but the outside client's.
 func TestServedNoRequestsOnceDecided(t *testing.T) {
-	s := newServedStorefront(t, "served-quiet", 250*time.Millisecond)
+	s := newServedStorefront(t, "served-quiet", 250*time.Millisecond, 0)
 	apply(t, s.storefront(time.Minute))
 	kubectl(t, "", "wait", "-n", s.ns, "--for=condition=Served", "di/storefront", "--timeout=90s")
 	quiet := func(phase string) {
