@@ -70,8 +70,8 @@ type servedRun struct {
 	// firstWrite and lastWrite: when an Ingress watch saw the first and
 	// the last target in the new shape.
 	firstWrite, lastWrite time.Duration
-	// reloads are the groups of hosts Traefik began serving together:
-	// hosts served less than reloadGap apart belong to one reload.
+	// reloads are the groups of hosts Traefik began serving together
+	// (reloadGroups).
 	reloads []reloadGroup
 	// missedFrom: the earliest write of a host that a reload after the
 	// second served (0 when the second served every host left), and
@@ -93,18 +93,21 @@ type reloadGroup struct {
 	hosts int
 }
 
-// reloadGap separates the reloads the client sees: Traefik applies a
-// configuration at most every traefikThrottle, and the client sees one
-// reload's hosts within a sweep (tens of milliseconds).
-const reloadGap = 500 * time.Millisecond
+// reloadWindow is how long after a reload's first host the client may see
+// its last: Traefik takes a configuration at most every traefikThrottle,
+// and the client sees one reload's hosts within a sweep of them all (a
+// few hundred milliseconds for 500 hosts on a busy machine).
+const reloadWindow = traefikThrottle - 500*time.Millisecond
 
-// reloadGroups groups the hosts' served times by reload.
+// reloadGroups groups the hosts' served times by reload: a host served
+// reloadWindow or more after the current group's first host begins the
+// next group.
 func reloadGroups(served []time.Duration) []reloadGroup {
 	s := slices.Clone(served)
 	slices.Sort(s)
 	var out []reloadGroup
-	for i, d := range s {
-		if i == 0 || d-s[i-1] > reloadGap {
+	for _, d := range s {
+		if len(out) == 0 || d-out[len(out)-1].at >= reloadWindow {
 			out = append(out, reloadGroup{at: d})
 		}
 		out[len(out)-1].hosts++
@@ -818,7 +821,7 @@ func (r *servedResult) markdown(cfg config) string {
 	w("An outside client requests every host through Traefik (%d workers, each host at most every %s) until it answers with the new shape. ", outsideWorkers, sweepPeriod)
 	w("The operator's flip runs from the state's edit; the owned floor applies the same Ingress changes (the template, a controller ownerReference, the UID precondition) from a plain client, timed from its first request, for the same client and the same Traefik. ")
 	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
-	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served less than %s apart, one group per Traefik reload, one entry per flip. ", reloadGap)
+	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the second reload, the latest write of a host the first two reloads served and the earliest of one they did not bound when the second reload's snapshot of the Ingresses was taken. ")
 	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips). CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
