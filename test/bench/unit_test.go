@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The pure helpers of the harness; these run in every `go test ./...`.
@@ -153,5 +155,36 @@ func TestChartMemoryLimit(t *testing.T) {
 	// values file must keep giving one.
 	if got := chartMemoryLimit(); got < 64<<20 {
 		t.Errorf("chartMemoryLimit() = %d, want the chart's resources.limits.memory", got)
+	}
+}
+
+func TestReloadGroups(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, 0, len(v))
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		served []time.Duration
+		want   []reloadGroup
+	}{
+		{name: "one reload", served: ms(2100, 2050, 2200), want: []reloadGroup{{at: 2050 * time.Millisecond, hosts: 3}}},
+		{name: "the first write alone, then the rest", served: ms(300, 2310, 2290, 2400),
+			want: []reloadGroup{{at: 300 * time.Millisecond, hosts: 1}, {at: 2290 * time.Millisecond, hosts: 3}}},
+		{name: "a slow sweep stays in its reload", served: ms(900, 1700, 2900),
+			want: []reloadGroup{{at: 900 * time.Millisecond, hosts: 2}, {at: 2900 * time.Millisecond, hosts: 1}}},
+		{name: "three reloads", served: ms(4400, 500, 2400, 2500, 4300),
+			want: []reloadGroup{{at: 500 * time.Millisecond, hosts: 1}, {at: 2400 * time.Millisecond, hosts: 2}, {at: 4300 * time.Millisecond, hosts: 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := reloadGroups(tt.served)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(reloadGroup{})); diff != "" {
+				t.Errorf("reloadGroups (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
