@@ -91,17 +91,18 @@ type NotificationSink struct {
 
 // DynamicIngressNotifierStatus is what the notifier delivered.
 type DynamicIngressNotifierStatus struct {
-	// observedGeneration is the generation this status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions: Ready (True: Delivered or Idle; False: DeliveryFailing,
-	// StateNotAdmitted, StateNotFound or SecretNotFound).
+	// conditions holds Ready (True: Delivered or Idle; False:
+	// DeliveryFailing, SecretNotFound, StateNotAdmitted, StateNotFound or
+	// ClusterStatesNotWatched).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// sinkHost is the host of spec.sink.url, for the SINK column.
 	// +optional
@@ -151,7 +152,7 @@ type NotificationDelivery struct {
 	// +kubebuilder:validation:MaxLength=512
 	ID string `json:"id"`
 
-	// result: Delivered, or the error (the status code or what failed).
+	// result is Delivered, or the error (the status code or what failed).
 	// +required
 	// +kubebuilder:validation:MaxLength=1024
 	Result string `json:"result"`

@@ -142,7 +142,7 @@ func TestNotifierRetriesInOrder(t *testing.T) {
 	sink.SetAnswer(func(int) int { return http.StatusServiceUnavailable })
 	for _, code := range []string{"503", "500", "200"} {
 		setFixedStatus(t, state, code)
-		eventually(t, func() string { return stateCode(t, state) }).Should(Equal(code))
+		eventually(t, func() string { return stateCode(state) }).Should(Equal(code))
 	}
 	eventually(t, notifierReady(notifier)).Should(Equal("False/DeliveryFailing"))
 	eventually(t, func() int { return len(sink.Requests()) }).Should(BeNumerically(">=", 3))
@@ -163,7 +163,7 @@ func TestNotifierRetriesInOrder(t *testing.T) {
 }
 
 // stateCode is a state's status.statusCode.
-func stateCode(t *testing.T, state *v1beta1.DynamicIngressState) string {
+func stateCode(state *v1beta1.DynamicIngressState) string {
 	got := &v1beta1.DynamicIngressState{}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(state), got); err != nil {
 		return err.Error()
