@@ -152,6 +152,7 @@ var flagValues = map[string]struct {
 	"probe-max-body-bytes":            {map[string]any{"probes": map[string]any{"maxBodyBytes": 65536}}, "--probe-max-body-bytes=65536"},
 	"max-concurrent-reconciles":       {map[string]any{"controller": map[string]any{"maxConcurrentReconciles": 64}}, "--max-concurrent-reconciles=64"},
 	"state-max-concurrent-reconciles": {map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 4}}, "--state-max-concurrent-reconciles=4"},
+	"flip-stalled-after":              {map[string]any{"notifications": map[string]any{"flipStalledAfter": "5m"}}, "--flip-stalled-after=5m"},
 	"kube-api-qps":                    {map[string]any{"kubeAPI": map[string]any{"qps": 50.5}}, "--kube-api-qps=50.5"},
 	"kube-api-burst":                  {map[string]any{"kubeAPI": map[string]any{"burst": 1000000}}, "--kube-api-burst=1000000"},
 	"namespaces":                      {map[string]any{"watchNamespaces": []any{"shop", "team-a"}}, "--namespaces=shop,team-a"},

@@ -149,6 +149,7 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 - --probe-max-body-bytes={{ int64 .Values.probes.maxBodyBytes }}
 - --max-concurrent-reconciles={{ int64 .Values.controller.maxConcurrentReconciles }}
 - --state-max-concurrent-reconciles={{ int64 .Values.controller.stateMaxConcurrentReconciles }}
+- --flip-stalled-after={{ .Values.notifications.flipStalledAfter }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ int64 .Values.kubeAPI.burst }}
 {{- with .Values.watchNamespaces }}
