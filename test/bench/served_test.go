@@ -73,10 +73,10 @@ type servedRun struct {
 	// reloads are the groups of hosts Traefik began serving together
 	// (reloadGroups).
 	reloads []reloadGroup
-	// missedFrom: the earliest write of a host that a reload after the
-	// second served (0 when the second served every host left), and
-	// caughtTo the latest write of a host served by the first two: the
-	// second reload's snapshot of the Ingresses was taken in between.
+	// missedFrom: the earliest write of a host served after the main
+	// reload (the one that served the most hosts; 0 when none was), and
+	// caughtTo the latest write of a host served by it or before: the
+	// main reload's snapshot of the Ingresses was taken in between.
 	missedFrom, caughtTo time.Duration
 	// cpu is the CPU time of each process, Traefik's too, from the edit
 	// (the first request) until the last host was served.
@@ -124,14 +124,14 @@ func reloadsString(groups []reloadGroup) string {
 	return strings.Join(parts, ", ")
 }
 
-// missed says, when a host waited past the second reload, from which
-// write on the hosts did: "; after the second reload: written from 1.71s
-// (served by it: written up to 1.62s)".
+// missed says, when hosts waited past the main reload, from which write on
+// they did: "; after the main reload: written from 1.71s (served by it:
+// written up to 1.62s)".
 func (r servedRun) missed() string {
 	if r.missedFrom == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; after the second reload: written from %s (served by it: written up to %s)", round(r.missedFrom), round(r.caughtTo))
+	return fmt.Sprintf("; after the main reload: written from %s (served by it or before: written up to %s)", round(r.missedFrom), round(r.caughtTo))
 }
 
 // servedCPU is "manager 0.21 / kube-apiserver 1.10 / etcd 0.20 / bench
@@ -685,13 +685,19 @@ func (sm *servedMeasure) summarize(run *servedRun, at []time.Duration, ingW *arr
 		run.lastWrite = max(run.lastWrite, d)
 	}
 	run.reloads = reloadGroups(at)
-	if len(run.reloads) > 2 {
-		// A host served before the third reload's first host was served by
-		// one of the first two.
-		third := run.reloads[2].at
+	largest := 0
+	for k, g := range run.reloads {
+		if g.hosts > run.reloads[largest].hosts {
+			largest = k
+		}
+	}
+	if largest < len(run.reloads)-1 {
+		// A host served before the next reload's first was served by the
+		// main reload or before.
+		next := run.reloads[largest+1].at
 		for i, d := range at {
 			w := writes[objName(i)]
-			if d < third {
+			if d < next {
 				run.caughtTo = max(run.caughtTo, w)
 			} else if run.missedFrom == 0 || w < run.missedFrom {
 				run.missedFrom = w
@@ -737,8 +743,8 @@ type servedFigures struct {
 	firstWrite, lastWrite         time.Duration
 	conditionMax, conditionMedian time.Duration
 	reloads                       []string
-	// missed lists, for each flip where hosts waited past the second
-	// reload, the latest write served by it and the earliest that was not.
+	// missed lists, for each flip where hosts waited past the main reload,
+	// the latest write served by it and the earliest that was not.
 	missed []string
 	// cpu: median CPU seconds of each process until the last host.
 	cpu cpuSnapshot
@@ -822,10 +828,10 @@ func (r *servedResult) markdown(cfg config) string {
 	w("The operator's flip runs from the state's edit; the owned floor applies the same Ingress changes (the template, a controller ownerReference, the UID precondition) from a plain client, timed from its first request, for the same client and the same Traefik. ")
 	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
-	w("When hosts waited past the second reload, the latest write of a host the first two reloads served and the earliest of one they did not bound when the second reload's snapshot of the Ingresses was taken. ")
+	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
 	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips). CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
-		"past the 2nd reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
+		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
 	for _, s := range r.suites {
 		for _, active := range []bool{true, false} {
 			_, bf := s.floorBest(cfg.ownedFloorWorkers, active)
