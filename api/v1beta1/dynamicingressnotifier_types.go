@@ -104,6 +104,12 @@ type DynamicIngressNotifierStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// states are the names of spec.states, comma-separated, for the STATES
+	// column.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	States string `json:"states,omitempty"`
+
 	// sinkHost is the host of spec.sink.url, for the SINK column.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
@@ -216,7 +222,7 @@ type DeliveredOverride struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dnotify,categories=dynamic
-// +kubebuilder:printcolumn:name="States",type=string,JSONPath=`.spec.states[*].name`
+// +kubebuilder:printcolumn:name="States",type=string,JSONPath=`.status.states`
 // +kubebuilder:printcolumn:name="Sink",type=string,JSONPath=`.status.sinkHost`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Last",type=date,JSONPath=`.status.lastDelivery.time`

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +140,7 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	n.Status.LastOverride = last
 	n.Status.ObservedGeneration = n.Generation
 	n.Status.SinkHost = sinkHost(n.Spec.Sink.URL)
+	n.Status.States = stateNames(n.Spec.States)
 	meta.SetStatusCondition(&n.Status.Conditions, notifierReady(n, outcome, unread))
 	if !equality.Semantic.DeepEqual(before.Status, n.Status) {
 		if err := r.Status().Patch(ctx, n, client.MergeFrom(before)); err != nil {
@@ -463,6 +465,16 @@ func notifierReady(n *v1beta1.DynamicIngressNotifier, out deliveryOutcome, unrea
 		c.Status, c.Reason, c.Message = prev.Status, prev.Reason, prev.Message
 	}
 	return c
+}
+
+// stateNames are the names of states, comma-separated, for the STATES
+// column.
+func stateNames(states []v1beta1.StateReference) string {
+	names := make([]string, 0, len(states))
+	for _, ref := range states {
+		names = append(names, ref.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 // sinkHost is the host of a sink URL, for the SINK column.

@@ -98,6 +98,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 		"dynamicingress.ingress.dynamicingress.io/partner-api created",
 		"dynamicingress.ingress.dynamicingress.io/landing created",
 		"dynamichttproute.ingress.dynamicingress.io/storefront-route created",
+		"dynamicingressnotifier.ingress.dynamicingress.io/oncall created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k config/samples printed:\n%s\nwant a line %q", out, want)
@@ -111,6 +112,10 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	kubectl(t, "", "wait", "--for=condition=Ready", "cdis/global-killswitch", "--timeout=60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingressstate", "--all", "--timeout=60s")
 	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready", "dynamicingress", "--all", "--timeout=60s")
+	// The sample notifier's sink does not resolve here: once the
+	// killswitch's first response is sent it is DeliveryFailing, so its
+	// SINK column is what is waited for.
+	kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.sinkHost}=hooks.example.com", "dnotify/oncall", "--timeout=60s")
 
 	// `kubectl get dynamic` lists every kind with the columns docs/behaviour.md lists.
 	out = kubectl(t, "", "get", "-n", ns, "dynamic")
@@ -118,7 +123,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	for _, tb := range tables(out) {
 		headers = append(headers, strings.Join(tb.header, " "))
 	}
-	for _, header := range []string{"NAME TARGET STATE STATEREF ACTIVE READY AGE", "NAME MODE CODE READY AGE"} {
+	for _, header := range []string{"NAME TARGET STATE STATEREF ACTIVE READY AGE", "NAME MODE CODE READY AGE", "NAME STATES SINK READY LAST AGE"} {
 		if !slices.Contains(headers, header) {
 			t.Errorf("kubectl get dynamic:\n%s\nwant a table with the header %q", out, header)
 		}
@@ -127,6 +132,13 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	want := [][]string{{"killswitch", "Fixed", "200", "True"}, {"maintenance", "Probe", "200", "True"}, {"weekly-maintenance", "Schedule", "200", "True"}}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("kubectl get dis (-want +got):\n%s", diff)
+	}
+	// The notifier: its states and its sink's host alone
+	// (docs/notifications.md).
+	rows = tables(kubectl(t, "", "get", "-n", ns, "dnotify", "oncall"))[0].cells("NAME", "STATES", "SINK")
+	want = [][]string{{"oncall", "killswitch,global-killswitch", "hooks.example.com"}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("kubectl get dnotify oncall, NAME STATES SINK (-want +got):\n%s", diff)
 	}
 	rows = tables(kubectl(t, "", "get", "-n", ns, "di", "storefront", "landing"))[0].cells("NAME", "TARGET", "STATE", "STATEREF", "ACTIVE", "READY")
 	want = [][]string{{"storefront", "storefront", "killswitch", "", "False", "True"}, {"landing", "landing", "", "global-killswitch", "False", "True"}}
