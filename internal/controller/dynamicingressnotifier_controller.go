@@ -123,8 +123,10 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Overrides from the notifier's first turn on: the earlier ones are
+	// not news.
 	last := n.Status.LastOverride
-	if last == nil || !n.SendsEvent(v1beta1.NotificationOverridden) {
+	if last == nil {
 		last = &v1beta1.DeliveredOverride{At: metav1.NewTime(now.Truncate(time.Second))}
 	}
 	var overrides []notify.Override

@@ -314,3 +314,31 @@ func mustParse(t *testing.T, s string) time.Time {
 	}
 	return at
 }
+
+// TestNotifierWritesNothingInSteadyState: a notifier woken without
+// anything to send (its state's labels edited) writes nothing.
+func TestNotifierWritesNothingInSteadyState(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	resourceVersion := func() string {
+		got := &v1beta1.DynamicIngressNotifier{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(notifier), got); err != nil {
+			return err.Error()
+		}
+		return got.ResourceVersion
+	}
+	before := resourceVersion()
+	for i := range 3 {
+		edit(t, state, func(s *v1beta1.DynamicIngressState) {
+			s.Labels = map[string]string{"wake": fmt.Sprint(i)}
+		})
+	}
+	NewWithT(t).Consistently(resourceVersion, 3*time.Second).Should(Equal(before))
+	NewWithT(t).Expect(sink.Requests()).To(BeEmpty())
+}
