@@ -112,8 +112,8 @@ func TestCRDSchemaDefaultsAndImmutableTarget(t *testing.T) {
 // which is what kubectl explain prints.
 func TestCRDFieldsAreDescribed(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(controlplane.CRDDir(), "*.yaml"))
-	if len(files) != 4 {
-		t.Fatalf("found %d CRD files, want 4", len(files))
+	if len(files) != 5 {
+		t.Fatalf("found %d CRD files, want 5", len(files))
 	}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
