@@ -82,8 +82,12 @@ type servedRun struct {
 	// (the first request) until the last host was served.
 	cpu cpuSnapshot
 	// Operator only: from each host served (client-seen) until its
-	// switch's Served condition was True for the new mode (watch-seen).
-	conditionDelays []time.Duration
+	// switch's Served condition was True for the new mode (watch-seen);
+	// split in two at when the manager's check saw the host served (its
+	// target's write, watch-seen, plus status.served.after): from the host
+	// served until the check saw it (detectDelays), then until the
+	// condition was True (statusDelays).
+	conditionDelays, detectDelays, statusDelays []time.Duration
 }
 
 // reloadGroup is a reload of Traefik as the outside client saw it: the
@@ -414,9 +418,10 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 					return err
 				}
 				res.runs = append(res.runs, run)
-				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s; CPU s %s",
+				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s (the check saw it after max %s, p50 %s; the condition True after that max %s, p50 %s); CPU s %s",
 					n, rep+1, direction(active), round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
-					reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)), servedCPU(run.cpu))
+					reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)),
+					round(maxDuration(run.detectDelays)), round(percentile(run.detectDelays, 0.5)), round(maxDuration(run.statusDelays)), round(percentile(run.statusDelays, 0.5)), servedCPU(run.cpu))
 			}
 			return m.check()
 		}}
@@ -609,9 +614,27 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 		return run, fmt.Errorf("operator flip %s, Served conditions: %w (%v)", direction(active), err, m.check())
 	}
 	sm.summarize(&run, at, ingW)
-	conditions := servedW.byName()
+	conditions, writes := servedW.byName(), ingW.byName()
+	var list v1beta1.DynamicIngressList
+	if err := h.c.List(ctx, &list, client.InNamespace(s.ns)); err != nil {
+		return run, err
+	}
+	after := map[string]time.Duration{}
+	for _, di := range list.Items {
+		if di.Status.Served != nil {
+			if secs, err := strconv.ParseFloat(strings.TrimSuffix(di.Status.Served.After, "s"), 64); err == nil {
+				after[di.Name] = time.Duration(secs * float64(time.Second))
+			}
+		}
+	}
 	for i, d := range at {
-		run.conditionDelays = append(run.conditionDelays, conditions[objName(i)]-d)
+		name := objName(i)
+		run.conditionDelays = append(run.conditionDelays, conditions[name]-d)
+		if a, ok := after[name]; ok {
+			seen := writes[name] + a
+			run.detectDelays = append(run.detectDelays, seen-d)
+			run.statusDelays = append(run.statusDelays, conditions[name]-seen)
+		}
 	}
 	return run, nil
 }
@@ -742,6 +765,8 @@ type servedFigures struct {
 	served, min, max, first       time.Duration
 	firstWrite, lastWrite         time.Duration
 	conditionMax, conditionMedian time.Duration
+	detectMax, detectMedian       time.Duration
+	statusMax, statusMedian       time.Duration
 	reloads                       []string
 	// missed lists, for each flip where hosts waited past the main reload,
 	// the latest write served by it and the earliest that was not.
@@ -767,10 +792,12 @@ func figuresOfServed(runs []servedRun) servedFigures {
 	f.firstWrite = med(func(r servedRun) time.Duration { return r.firstWrite })
 	f.lastWrite = med(func(r servedRun) time.Duration { return r.lastWrite })
 	f.min, f.max = runs[0].served, runs[0].served
-	var delays []time.Duration
+	var delays, detect, status []time.Duration
 	for _, r := range runs {
 		f.min, f.max = min(f.min, r.served), max(f.max, r.served)
 		delays = append(delays, r.conditionDelays...)
+		detect = append(detect, r.detectDelays...)
+		status = append(status, r.statusDelays...)
 		hosts := make([]string, 0, len(r.reloads))
 		for _, g := range r.reloads {
 			hosts = append(hosts, fmt.Sprint(g.hosts))
@@ -785,6 +812,8 @@ func figuresOfServed(runs []servedRun) servedFigures {
 		f.cpu[k] = med(func(r servedRun) time.Duration { return time.Duration(r.cpu[k] * float64(time.Second)) }).Seconds()
 	}
 	f.conditionMax, f.conditionMedian = maxDuration(delays), percentile(delays, 0.5)
+	f.detectMax, f.detectMedian = maxDuration(detect), percentile(detect, 0.5)
+	f.statusMax, f.statusMedian = maxDuration(status), percentile(status, 0.5)
 	return f
 }
 
@@ -829,9 +858,9 @@ func (r *servedResult) markdown(cfg config) string {
 	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
-	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips). CPU: medians, from the edit until the last host was served.\n\n")
+	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
-		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
+		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "of which until the check saw it: max / p50", "then until the condition: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
 	for _, s := range r.suites {
 		for _, active := range []bool{true, false} {
 			_, bf := s.floorBest(cfg.ownedFloorWorkers, active)
@@ -846,17 +875,19 @@ func (r *servedResult) markdown(cfg config) string {
 				}
 				name := "operator (state edit → hosts served)"
 				cond := round(f.conditionMax) + " / " + round(f.conditionMedian)
+				detect := round(f.detectMax) + " / " + round(f.detectMedian)
+				status := round(f.statusMax) + " / " + round(f.statusMedian)
 				if who != "operator" {
 					var wk int
 					_, _ = fmt.Sscanf(who, "served-floor-%d", &wk)
-					name, cond = fmt.Sprintf("owned floor, %d workers", wk), "–"
+					name, cond, detect, status = fmt.Sprintf("owned floor, %d workers", wk), "–", "–", "–"
 				}
 				missed := "none"
 				if len(f.missed) > 0 {
 					missed = strings.Join(f.missed, "; ")
 				}
 				t.add(fmt.Sprint(s.n), direction(active), name, fmt.Sprint(f.flips), round(f.served), round(f.min)+"–"+round(f.max), round(f.first),
-					round(f.firstWrite)+"–"+round(f.lastWrite), strings.Join(f.reloads, "; "), missed, durRatio(f.served, bf.served), cond,
+					round(f.firstWrite)+"–"+round(f.lastWrite), strings.Join(f.reloads, "; "), missed, durRatio(f.served, bf.served), cond, detect, status,
 					f.cpu.columns()+fmt.Sprintf(" / %.2f", f.cpu["traefik"]))
 			}
 		}
