@@ -249,7 +249,8 @@ func (v SwitchValidator[T]) validateTemplates(ctx context.Context, sw T, existin
 
 // dryRunAttempts bounds the dry runs of one template: a dry-run update of
 // the target carries its resourceVersion, and the controller may write the
-// target between the read and the dry run (a flip under way).
+// target between the read and the dry run (a flip under way), or create it
+// (a switch edited just after it was created).
 const dryRunAttempts = 3
 
 func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstructured.Unstructured, existing client.Object) error {
@@ -258,11 +259,12 @@ func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstruct
 		if err != nil {
 			return err
 		}
-		if !update {
-			return v.Writer.Create(ctx, obj, client.DryRunAll)
+		if update {
+			err = v.Writer.Update(ctx, obj, client.DryRunAll)
+		} else {
+			err = v.Writer.Create(ctx, obj, client.DryRunAll)
 		}
-		err = v.Writer.Update(ctx, obj, client.DryRunAll)
-		if !apierrors.IsConflict(err) || attempt == dryRunAttempts {
+		if !(update && apierrors.IsConflict(err) || !update && apierrors.IsAlreadyExists(err)) || attempt == dryRunAttempts {
 			return err
 		}
 		// The target changed since it was read: read it again.
