@@ -42,7 +42,7 @@ var siteBackends = []string{"get", "ingress", "-A", "--field-selector", "metadat
 // platformKillSwitch shows one cluster state flipping switches in several
 // namespaces, a namespace that loses its label stop following it (and a
 // new follower there refused), and the label given back.
-func platformKillSwitch(k *kubectl) error {
+func platformKillSwitch(k *kubectl, sink *notificationSink) error {
 	title("9. One kill switch for every public namespace: a cluster state flips switches in three namespaces")
 	say("global-killswitch (config/samples) is a ClusterDynamicIngressState: one object for the whole")
 	say("cluster, answering once however many switches follow it. Its grant (FOLLOWERS) admits the")
@@ -92,6 +92,11 @@ func platformKillSwitch(k *kubectl) error {
 		return err
 	}
 	if err := k.show(siteBackends...); err != nil {
+		return err
+	}
+	fmt.Println()
+	say("The notifiers of %s name global-killswitch too: its flip's summary counts every namespace:", namespace)
+	if err := showNotifications(k, sink, "global-killswitch", flipNotifications("global-killswitch", "global-killswitch", "200", "503")); err != nil {
 		return err
 	}
 

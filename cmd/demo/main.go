@@ -2,9 +2,10 @@
 // plane and tells its story: the samples applied, the storefront served
 // by Traefik on loopback, a maintenance window opened by a status API, a
 // kill switch fired by hand (what users get through Traefik before and
-// after it, and when the operator saw it served), an override pinning
-// one DynamicIngress, a scheduled window opening and closing, a kill switch
-// driven by a Prometheus error ratio, a cluster-scoped kill switch flipping
+// after it, when the operator saw it served, and what its notifiers
+// posted to a local sink), an override pinning one DynamicIngress, a
+// scheduled window opening and closing, a kill switch driven by a
+// Prometheus error ratio, a cluster-scoped kill switch flipping
 // switches in several namespaces, every Ingress switching, and a bad apply
 // rejected. `make demo` runs it; with --once it
 // runs the story once and exits non-zero if any step did not happen.
@@ -94,6 +95,12 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	}
 	defer func() { _ = prom.Close() }()
 	say("Prometheus stand-in (an instant query's answer, a new timestamp each time): http://%s", promAddr)
+	sink, err := startNotificationSink()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sink.Close() }()
+	say("Notification sink (plays a CloudEvents receiver and a Slack incoming webhook): %s", sink.url)
 
 	title("Starting Traefik on loopback: the data plane users reach")
 	traffic, err := startDataPlane(filepath.Join(dir, "traefik"), cluster.Kubeconfig)
@@ -107,8 +114,9 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	args := []string{
 		"--kubeconfig=" + cluster.Kubeconfig,
 		"--health-probe-bind-address=0",
-		// The status API of this demo is on loopback, which probes may not
-		// reach by default: keep the rest of the default deny list.
+		// The status API of this demo and its notification sink are on
+		// loopback, which probes and notifiers may not reach by default:
+		// keep the rest of the default deny list.
 		"--probe-deny-cidrs=169.254.0.0/16,fe80::/10,0.0.0.0/8",
 	}
 	if cluster.WebhookCertDir != "" {
@@ -124,7 +132,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("logs: %s", logPath)
 
 	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig, PluginDir: pluginDir}}
-	if err := story(k, flags, big, prom, traffic); err != nil {
+	if err := story(k, flags, big, prom, traffic, sink); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -148,6 +156,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("kubectl patch cdis global-killswitch --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'   # every public namespace")
 	say("curl -H 'Host: %s' %s   # the storefront through Traefik", storefrontHost, traffic.url())
 	say("kubectl get di storefront -n %s -o jsonpath='{.status.served}'", namespace)
+	say("kubectl get dnotify -n %s   # the notifiers post to the sink at %s", namespace, sink.url)
 	say("kubectl get dynamicingress -A")
 	say("curl -X PUT http://%s/api/v1/maintenance -d '{\"maintenance\": true}'", flagAddr)
 	say("kubectl get ingress -n %s -w", namespace)
@@ -168,8 +177,8 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus, traffic *dataPlane) error {
-	title("1. Apply the samples: a Secret, three states, a cluster state, six DynamicIngresses and a DynamicHTTPRoute")
+func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus, traffic *dataPlane, sink *notificationSink) error {
+	title("1. Apply the samples: a Secret, three states, a cluster state, six DynamicIngresses, a DynamicHTTPRoute and a notifier")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
 	}
@@ -199,6 +208,9 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		return err
 	}
 	if err := serveStorefront(k, traffic); err != nil {
+		return err
+	}
+	if err := subscribe(k, sink); err != nil {
 		return err
 	}
 
@@ -257,6 +269,11 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := reportFlip(k, traffic, "the flip", fired); err != nil {
 		return err
 	}
+	fmt.Println()
+	say("The notifiers posted the change, and once every switch showed it, the flip's summary:")
+	if err := showNotifications(k, sink, "killswitch", flipNotifications("killswitch", namespace+"/killswitch", "200", "503")); err != nil {
+		return err
+	}
 
 	title("4. Break glass: pin the storefront back to its normal shape during the kill switch")
 	say("kubectl dynamic override sets spec.override and says what the state would select:")
@@ -270,6 +287,18 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.show("get", "-n", namespace, "di", "storefront", "-o", "jsonpath={.status.conditions[?(@.type==\"Active\")].message}{\"\\n\"}"); err != nil {
 		return err
 	}
+	say("The webhook wrote who set the override, the request's user, and when; the notifiers tell the channel:")
+	at, err := k.overrideAudit("storefront")
+	if err != nil {
+		return err
+	}
+	if err := showOverride(sink, "storefront", "Passive"); err != nil {
+		return err
+	}
+	// A notifier keeps the override it delivered last by the audit's
+	// time, to the second: a change of the same switch within that second
+	// would not be sent. Remove the override in a later second.
+	time.Sleep(time.Until(at.Add(time.Second)))
 	say("Removing the override follows the kill switch again, at once:")
 	if err := k.showContaining([]string{`spec.override removed; it follows state "killswitch", which selects active mode`},
 		"dynamic", "override", "dynamicingress/storefront", "none", "-n", namespace); err != nil {
@@ -279,6 +308,13 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		return err
 	}
 	if err := k.showContaining([]string{`all 3 switches in shape and served (2 active, 1 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
+		return err
+	}
+	say("The removal is audited, and sent, too:")
+	if _, err := k.overrideAudit("storefront"); err != nil {
+		return err
+	}
+	if err := showOverride(sink, "storefront", ""); err != nil {
 		return err
 	}
 
@@ -308,6 +344,11 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := reportFlip(k, traffic, "the flip back", reset); err != nil {
 		return err
 	}
+	fmt.Println()
+	say("The notifiers posted the flip back:")
+	if err := showNotifications(k, sink, "killswitch", flipNotifications("killswitch", namespace+"/killswitch", "503", "200")); err != nil {
+		return err
+	}
 	say("The Switched events were sent after the statuses of their flip: the statuses, which wait reads, go first.")
 	if err := k.show("get", "-n", namespace, "events", "--field-selector", "reason=Switched", "--sort-by=.metadata.creationTimestamp"); err != nil {
 		return err
@@ -325,7 +366,7 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 		return err
 	}
 
-	if err := platformKillSwitch(k); err != nil {
+	if err := platformKillSwitch(k, sink); err != nil {
 		return err
 	}
 
