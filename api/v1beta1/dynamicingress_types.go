@@ -167,6 +167,11 @@ const (
 	OverrideAtAnnotation = "ingress.dynamicingress.io/override-at"
 )
 
+// OverrideAtFormat is the format of the override-at annotation: RFC 3339
+// in UTC to the microsecond, so that two changes within a second read
+// apart (a notifier sends each).
+const OverrideAtFormat = "2006-01-02T15:04:05.000000Z07:00"
+
 // Mode is one of the two shapes of a target.
 // +kubebuilder:validation:Enum=Active;Passive
 type Mode string

@@ -209,7 +209,7 @@ type DeliveredState struct {
 type DeliveredOverride struct {
 	// at is the change's ingress.dynamicingress.io/override-at.
 	// +required
-	At metav1.Time `json:"at"`
+	At metav1.MicroTime `json:"at"`
 
 	// switch is "kind/name" of the switch.
 	// +required

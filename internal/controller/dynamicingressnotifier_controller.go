@@ -127,7 +127,7 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// not news.
 	last := n.Status.LastOverride
 	if last == nil {
-		last = &v1beta1.DeliveredOverride{At: metav1.NewTime(now.Truncate(time.Second))}
+		last = &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(now)}
 	}
 	var overrides []notify.Override
 	if n.SendsEvent(v1beta1.NotificationOverridden) {

@@ -288,22 +288,32 @@ func TestNotifierOverridden(t *testing.T) {
 
 	// This suite runs no webhook: the test writes the audit as the
 	// defaulting webhook would.
-	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339)
+	at := time.Now().Add(time.Second).UTC().Format(v1beta1.OverrideAtFormat)
 	edit(t, di, func(d *v1beta1.DynamicIngress) {
 		d.Spec.Override = v1beta1.ModeActive
 		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: at}
 	})
 	want := []string{"DynamicIngress " + ns + "/web: overridden to Active by alice at " + at}
-	eventually(t, func() []string {
+	texts := func() []string {
 		var out []string
 		for _, n := range sink.Received() {
 			out = append(out, n.Text)
 		}
 		return out
-	}).Should(Equal(want))
+	}
+	eventually(t, texts).Should(Equal(want))
 	last := notifierStatus(t, notifier).LastOverride
 	NewWithT(t).Expect(last.Switch).To(Equal("DynamicIngress/web"))
 	NewWithT(t).Expect(last.At.Time.Equal(mustParse(t, at))).To(BeTrue(), "lastOverride.at %s, want %s", last.At, at)
+
+	// Removed within the same second: told too.
+	removed := mustParse(t, at).Add(200 * time.Millisecond).Format(v1beta1.OverrideAtFormat)
+	edit(t, di, func(d *v1beta1.DynamicIngress) {
+		d.Spec.Override = ""
+		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "bob", v1beta1.OverrideAtAnnotation: removed}
+	})
+	want = append(want, "DynamicIngress "+ns+"/web: override removed by bob at "+removed)
+	eventually(t, texts).Should(Equal(want))
 }
 
 func mustParse(t *testing.T, s string) time.Time {

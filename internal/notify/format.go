@@ -60,7 +60,15 @@ func SlackText(e Event) string {
 	var text string
 	switch e.Type {
 	case v1beta1.NotificationStateChanged:
-		text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), code(d.From), code(d.To), causeText(d.Cause))
+		switch {
+		case d.From == nil && d.Sequence <= 1:
+			text = fmt.Sprintf("%s: first response %s (%s)", stateLabel(d.State), code(d.To), causeText(d.Cause))
+		case d.From == nil:
+			// The change before it left the history.
+			text = fmt.Sprintf("%s: now %s (%s)", stateLabel(d.State), code(d.To), causeText(d.Cause))
+		default:
+			text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), code(d.From), code(d.To), causeText(d.Cause))
+		}
 	case v1beta1.NotificationFlipCompleted:
 		text = fmt.Sprintf("%s: change %d (%s) shown by %s after %s", stateLabel(d.State), d.Sequence, code(d.To), followers(d.Followers, d.Namespaces), d.CompletedAfter)
 	case v1beta1.NotificationFlipStalled:

@@ -160,7 +160,7 @@ func TestDroppedChanges(t *testing.T) {
 	if events[0].Data.Dropped != 3 || events[1].Data.Dropped != 0 {
 		t.Errorf("dropped = %d, %d; want 3 (21, 22, 23), then 0", events[0].Data.Dropped, events[1].Data.Dropped)
 	}
-	if got := SlackText(events[0]); got != "shop/killswitch: ? → 503 (probe) (3 earlier changes left the state's history before they were sent)" {
+	if got := SlackText(events[0]); got != "shop/killswitch: now 503 (probe) (3 earlier changes left the state's history before they were sent)" {
 		t.Errorf("SlackText = %q", got)
 	}
 }
@@ -174,9 +174,9 @@ func TestDeliveredAdvances(t *testing.T) {
 		{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "", By: "bob", At: t0.Add(5 * time.Second)},
 	}
 	delivered := []v1beta1.DeliveredState{{Sequence: 1, Completed: 1, Stalled: 1}}
-	last := &v1beta1.DeliveredOverride{At: metav1.NewTime(t0)}
+	last := &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(t0)}
 	events, _ := Pending([]State{s}, delivered, overrides, last, t0.Add(time.Hour), time.Minute)
-	want := []string{"sa/overridden/1795946405", "sb/overridden/1795946405", "u1/2/statechanged", "u1/2/flipcompleted"}
+	want := []string{"sa/overridden/1795946405000000", "sb/overridden/1795946405000000", "u1/2/statechanged", "u1/2/flipcompleted"}
 	if diff := cmp.Diff(want, ids(events)); diff != "" {
 		t.Fatalf("ids (-want +got):\n%s", diff)
 	}
@@ -246,6 +246,12 @@ func TestSlackText(t *testing.T) {
 			e: Event{Type: v1beta1.NotificationStateChanged, Data: Data{State: cluster, Sequence: 7, Cause: "Probe",
 				From: &Code{StatusCode: "200"}, To: &Code{StatusCode: "503"}}},
 			want: "global-killswitch: 200 → 503 (probe)",
+		},
+		{
+			name: "a first response",
+			e: Event{Type: v1beta1.NotificationStateChanged, Data: Data{State: StateName{Namespace: "shop", Name: "flag"}, Sequence: 1, Cause: "Fixed",
+				To: &Code{StatusCode: "200"}}},
+			want: "shop/flag: first response 200 (fixed)",
 		},
 		{
 			name: "a lost response",

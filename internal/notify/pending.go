@@ -270,17 +270,18 @@ func overridesPending(states []State, overrides []Override, last *v1beta1.Delive
 		}
 		o := o
 		events = append(events, Event{
-			Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.Unix(), 10),
+			Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.UnixMicro(), 10),
 			Time: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
 			Data: Data{Switch: &SwitchName{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name},
-				Override: o.Mode, By: o.By, At: o.At.UTC().Format(time.RFC3339)},
+				Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat)},
 		})
 	}
 	return events
 }
 
 // after reports whether o comes after the override delivered last: a
-// later time, or the same second and a later switch.
+// later time, or the same time and a later switch (an audit written to the
+// second, before the microsecond format).
 func after(o Override, last *v1beta1.DeliveredOverride) bool {
 	at := last.At.Time
 	return o.At.After(at) || o.At.Equal(at) && o.key() > last.Switch
@@ -290,7 +291,7 @@ func after(o Override, last *v1beta1.DeliveredOverride) bool {
 // delivered and last.
 func Delivered(e Event, delivered []v1beta1.DeliveredState, last **v1beta1.DeliveredOverride) {
 	if e.override != nil {
-		*last = &v1beta1.DeliveredOverride{At: metav1.NewTime(e.override.At), Switch: e.override.key()}
+		*last = &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(e.override.At), Switch: e.override.key()}
 		return
 	}
 	d := &delivered[e.StateIndex]

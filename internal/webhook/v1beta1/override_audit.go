@@ -42,7 +42,7 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 	case old == nil || old.SwitchSpec().Override != override:
 		setOverrideAudit(sw, map[string]string{
 			OverrideByAnnotation: user,
-			OverrideAtAnnotation: now.UTC().Format(time.RFC3339),
+			OverrideAtAnnotation: now.UTC().Format(v1beta1.OverrideAtFormat),
 		})
 	case onlyOverrideAuditEdited(old, sw):
 	default:

@@ -44,8 +44,9 @@ func audit(by, at string, others ...string) map[string]string {
 // stay what they were, except in an update that edits them alone, left as
 // it came for the validating webhook to refuse.
 func TestAuditOverride(t *testing.T) {
-	now := time.Date(2026, 11, 28, 18, 4, 5, 600, time.FixedZone("JST", 9*3600))
-	const at = "2026-11-28T09:04:05Z"
+	// To the microsecond: two changes within a second read apart.
+	now := time.Date(2026, 11, 28, 18, 4, 5, 123456789, time.FixedZone("JST", 9*3600))
+	const at = "2026-11-28T09:04:05.123456Z"
 	const before = "2026-11-01T00:00:00Z"
 	relabelled := func(sw *v1beta1.DynamicIngress) *v1beta1.DynamicIngress {
 		sw.Labels["tier"] = "public"
