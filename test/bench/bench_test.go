@@ -65,6 +65,9 @@ type config struct {
 	// operator and of each owned floor.
 	servedNs   []int
 	servedReps int
+	// The notifications measure: notifyN switches and three notifiers of
+	// their state, notifyReps flips each way.
+	notifyN, notifyReps int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -123,6 +126,8 @@ var smallConfig = config{
 	anyOfFlipReps:       1,
 	servedNs:            []int{50},
 	servedReps:          1,
+	notifyN:             50,
+	notifyReps:          1,
 	quiet:               300 * time.Millisecond,
 	settle:              time.Second,
 	command:             "make bench-small",
@@ -177,6 +182,8 @@ var fullConfig = config{
 	anyOfFlipReps:       5,
 	servedNs:            []int{50, 500},
 	servedReps:          3,
+	notifyN:             2000,
+	notifyReps:          2,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
 	gcWait:              150 * time.Second,
@@ -241,7 +248,7 @@ func runBench(t *testing.T, cfg config) {
 		if err != nil || r < 1 {
 			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
 		}
-		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps = r, r, r, r
+		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps, cfg.notifyReps = r, r, r, r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
 		cfg.writeDocs = false
 	}
@@ -255,9 +262,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, cluster, anyof, served, plugin, noise, fairness) runs
+	// memory, scale, cluster, anyof, served, notify, plugin, noise, fairness) runs
 	// some measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "plugin": true, "noise": true, "fairness": true}
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "notify": true, "plugin": true, "noise": true, "fairness": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -265,7 +272,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, plugin, noise, fairness", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, notify, plugin, noise, fairness", only)
 			}
 			run[f] = true
 		}
@@ -376,6 +383,12 @@ func runBench(t *testing.T, cfg config) {
 		}
 		checkServedFlips(t, cfg, b.report.served)
 	}
+	if run["notify"] {
+		if b.report.notify, err = b.notifyFlips(ctx); err != nil {
+			t.Fatalf("notify: %v", err)
+		}
+		checkNotify(t, cfg, b.report.notify)
+	}
 	if run["plugin"] {
 		if b.report.plugin, err = b.pluginMeasure(ctx); err != nil {
 			t.Fatalf("plugin: %v", err)
@@ -469,6 +482,25 @@ func checkOwnedFloorFlips(t *testing.T, what string, cfg config, res *flipSuiteR
 				t.Errorf("%s: %d owned-floor flips with %d workers %s, want %d", what, got, w, direction(active), reps)
 			}
 		}
+	}
+}
+
+// checkNotify asserts what the notifications measure must show whatever
+// the machine: every flip ran, each notifier got one StateChanged and one
+// FlipCompleted per flip and nothing else, and the notifiers wrote their
+// status a few times per flip, never per follower.
+func checkNotify(t *testing.T, cfg config, res *notifyResult) {
+	t.Helper()
+	if got := len(res.runs); got != 2*cfg.notifyReps {
+		t.Errorf("notify: %d flips, want %d", got, 2*cfg.notifyReps)
+	}
+	if !res.exact() {
+		for _, run := range res.runs {
+			t.Errorf("notify: %s: notifications per notifier %v, want one StateChanged and one FlipCompleted each", direction(run.flip.active), run.counts)
+		}
+	}
+	if w := res.maxNotifierWrites(); w > 4*notifiersPerFlip {
+		t.Errorf("notify: %g writes of the notifiers' status in one flip of %d switches, want a few per notifier", w, res.n)
 	}
 }
 

@@ -31,6 +31,8 @@ type flipRun struct {
 	who    string
 	n      int
 	active bool
+	// start is when the state was edited (the operator's flips).
+	start time.Time
 	// total is the last arrival: every Ingress shows the new shape.
 	total, first, p50, p99 time.Duration
 	// writerDone: a baseline's writer returned (every request answered).
@@ -266,6 +268,7 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 	stopManagerProfile := b.profileManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
 	defer stopManagerProfile()
 	t0 := time.Now()
+	run.start = t0
 	ingW.startAt(t0)
 	diW.startAt(t0)
 	stW.startAt(t0)

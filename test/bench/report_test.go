@@ -29,6 +29,7 @@ type report struct {
 	cluster               *clusterResult
 	anyOf                 *anyOfResult
 	served                *servedResult
+	notify                *notifyResult
 	plugin                *pluginResult
 	noise                 *noiseResult
 	fairness              *fairResult
@@ -312,6 +313,9 @@ func (rep *report) markdown() string {
 	if rep.served != nil {
 		rep.served.summaryRows(sum, rep.cfg.ownedFloorWorkers)
 	}
+	if rep.notify != nil {
+		rep.notify.summaryRows(sum)
+	}
 	if rep.plugin != nil {
 		rep.plugin.summaryRows(sum)
 	}
@@ -455,6 +459,9 @@ func (rep *report) markdown() string {
 	}
 	if s := rep.served; s != nil {
 		w("%s\n", s.markdown(rep.cfg))
+	}
+	if nr := rep.notify; nr != nil {
+		w("%s\n", nr.markdown())
 	}
 	if p := rep.plugin; p != nil {
 		w("%s\n", p.markdown())
