@@ -139,7 +139,7 @@ demo: envtest-assets traefik build ## Run the operator on a local control plane 
 # BENCH_MANAGER=path measures a manager binary built elsewhere (another
 # revision) instead of building ./cmd; the report names it.
 .PHONY: bench
-bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart), a cluster state's flip (2000 switches in 20 namespaces), an anyOf flip (2000 switches of two entries), kubectl dynamic and fair shares between namespaces beside their baselines (about an hour); rewrites the generated section of docs/benchmarks.md.
+bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart), a cluster state's flip (2000 switches in 20 namespaces), an anyOf flip (2000 switches of two entries), served flips through Traefik (50 and 500), notifications (2000 switches, three notifiers), kubectl dynamic and fair shares between namespaces beside their baselines (about an hour); rewrites the generated section of docs/benchmarks.md.
 	BENCH=full BENCH_COMMAND='make bench$(if $(BENCH_MANAGER), BENCH_MANAGER=$(BENCH_MANAGER))' \
 	  go test -count=1 -v -timeout 100m -run '^TestBenchFull$$' ./test/bench/
 
