@@ -79,8 +79,12 @@ type NotifierReconciler struct {
 	now   func() time.Time
 
 	mu sync.Mutex
-	// failures counts each notifier's consecutive failed attempts.
+	// failures counts each notifier's consecutive failed attempts, and
+	// retryAt is when the next may be made: a turn woken before then (a
+	// state changed meanwhile) sends nothing, so that a sink that is down
+	// is tried at the backoff's pace, not at every change.
 	failures map[types.NamespacedName]int
+	retryAt  map[types.NamespacedName]time.Time
 	// sending counts the notifiers of each namespace sending now.
 	sending map[string]int
 }
@@ -117,8 +121,14 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	defer r.leave(req.Namespace)
 
-	before := n.DeepCopy()
 	now := r.now()
+	if n.Generation != n.Status.ObservedGeneration {
+		// A new spec (a sink fixed) is tried at once.
+		r.setFailures(req.NamespacedName, 0)
+	} else if wait := r.waitBeforeRetry(req.NamespacedName, now); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	before := n.DeepCopy()
 	states, delivered, unread, err := r.readStates(ctx, n)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -376,6 +386,7 @@ func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngr
 			metrics.CountNotification(n.Namespace, n.Name, string(e.Type), metrics.NotificationRetried)
 			n.Status.Failed++
 			out.retryAfter = deliveryBackoff(r.setFailures(key, 1))
+			r.setRetryAt(key, r.now().Add(out.retryAfter))
 			out.reason, out.message = reason, fmt.Sprintf("%s %s not delivered, sent again in %s: %s", e.Type, e.ID, out.retryAfter, result)
 			return out
 		default:
@@ -514,10 +525,26 @@ func (r *NotifierReconciler) setFailures(key types.NamespacedName, add int) int 
 	defer r.mu.Unlock()
 	if add == 0 {
 		delete(r.failures, key)
+		delete(r.retryAt, key)
 		return 0
 	}
 	r.failures[key] += add
 	return r.failures[key]
+}
+
+// setRetryAt sets when the notifier key may send again.
+func (r *NotifierReconciler) setRetryAt(key types.NamespacedName, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retryAt[key] = at
+}
+
+// waitBeforeRetry is how long the notifier key must still wait before its
+// next attempt; zero when it may send.
+func (r *NotifierReconciler) waitBeforeRetry(key types.NamespacedName, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(r.retryAt[key].Sub(now), 0)
 }
 
 // forget drops what is kept of a deleted notifier.
@@ -533,6 +560,7 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.now = time.Now
 	}
 	r.failures = map[types.NamespacedName]int{}
+	r.retryAt = map[types.NamespacedName]time.Time{}
 	r.sending = map[string]int{}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.DynamicIngressNotifier{}, notifierState, func(o client.Object) []string {
 		var keys []string

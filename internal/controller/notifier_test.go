@@ -3,6 +3,7 @@ package controller_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -353,4 +354,39 @@ func TestNotifierWritesNothingInSteadyState(t *testing.T) {
 		NewWithT(t).Consistently(resourceVersion, 1100*time.Millisecond).Should(Equal(before))
 	}
 	NewWithT(t).Expect(sink.Requests()).To(BeEmpty())
+}
+
+// TestNotifierBacksOffWhileTheSinkIsDown: a sink that is down is tried at
+// the backoff's pace (1 s, 2 s, 4 s, ...), not at every change of the
+// state, so that it gets everything soon after it comes back.
+func TestNotifierBacksOffWhileTheSinkIsDown(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	sink.SetAnswer(func(int) int { return http.StatusServiceUnavailable })
+	began := time.Now()
+	codes := []string{"503", "500", "502", "504", "503", "200"}
+	for _, code := range codes {
+		setFixedStatus(t, state, code)
+		eventually(t, func() string { return stateCode(state) }).Should(Equal(code))
+		// Changes 0.7 s apart: each would wake the notifier.
+		NewWithT(t).Consistently(sink.Received, 700*time.Millisecond).Should(BeEmpty())
+	}
+	// Attempts at 0 s, 1 s, 3 s, 7 s, ... after the first failure: a few,
+	// however many changes came meanwhile.
+	down := time.Since(began)
+	if got, most := len(sink.Requests()), 2+int(math.Log2(down.Seconds()+1)); got > most {
+		t.Errorf("%d attempts while the sink was down for %s with %d changes, want at most %d (the backoff's pace)", got, down, len(codes), most)
+	}
+	sink.SetAnswer(nil)
+	back := time.Now()
+	// The next attempt is due within the time it was down.
+	eventually(t, func() int { return len(sink.Received()) }).WithTimeout(down + 5*time.Second).Should(Equal(len(codes)))
+	t.Logf("the sink was down %s and got every change %s after it came back, after %d attempts", down, time.Since(back), len(sink.Requests()))
 }
