@@ -54,6 +54,9 @@ const (
 	// sinks of one namespace leave the workers to the other namespaces.
 	deliveriesPerNamespace = 1
 	notifierWorkers        = 4
+	// namespaceBusyRetry is when a notifier whose namespace is sending
+	// looks again.
+	namespaceBusyRetry = 25 * time.Millisecond
 )
 
 // NotifierReconciler sends the changes of the states a
@@ -117,7 +120,7 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 	if !r.enter(req.Namespace) {
-		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
 	}
 	defer r.leave(req.Namespace)
 
