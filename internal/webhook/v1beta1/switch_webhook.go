@@ -264,7 +264,9 @@ func (v SwitchValidator[T]) dryRun(ctx context.Context, sw T, rendered *unstruct
 		} else {
 			err = v.Writer.Create(ctx, obj, client.DryRunAll)
 		}
-		if !(update && apierrors.IsConflict(err) || !update && apierrors.IsAlreadyExists(err)) || attempt == dryRunAttempts {
+		// The target changed, or appeared, since it was read.
+		raced := update && apierrors.IsConflict(err) || !update && apierrors.IsAlreadyExists(err)
+		if !raced || attempt == dryRunAttempts {
 			return err
 		}
 		// The target changed since it was read: read it again.
