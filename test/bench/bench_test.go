@@ -65,6 +65,9 @@ type config struct {
 	// operator and of each owned floor.
 	servedNs   []int
 	servedReps int
+	// servedChecksOff leaves spec.served out of the served measure's
+	// switches (BENCH_SERVED_CHECKS=0).
+	servedChecksOff bool
 	// The notifications measure: notifyN switches and three notifiers of
 	// their state, notifyReps flips each way.
 	notifyN, notifyReps int
@@ -250,6 +253,13 @@ func runBench(t *testing.T, cfg config) {
 		}
 		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps, cfg.notifyReps = r, r, r, r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
+		cfg.writeDocs = false
+	}
+	if os.Getenv("BENCH_SERVED_CHECKS") == "0" {
+		// The served measure's switches without spec.served: what the
+		// checks cost a flip through Traefik.
+		cfg.servedChecksOff = true
+		cfg.command += " (BENCH_SERVED_CHECKS=0)"
 		cfg.writeDocs = false
 	}
 	if os.Getenv("BENCH_QUICK") != "" {
