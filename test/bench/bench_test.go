@@ -71,6 +71,8 @@ type config struct {
 	// The notifications measure: notifyN switches and three notifiers of
 	// their state, notifyReps flips each way.
 	notifyN, notifyReps int
+	// notifyOutage: how long the sinks are down, after the flips.
+	notifyOutage time.Duration
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -131,6 +133,7 @@ var smallConfig = config{
 	servedReps:          1,
 	notifyN:             50,
 	notifyReps:          1,
+	notifyOutage:        5 * time.Second,
 	quiet:               300 * time.Millisecond,
 	settle:              time.Second,
 	command:             "make bench-small",
@@ -187,6 +190,7 @@ var fullConfig = config{
 	servedReps:          3,
 	notifyN:             2000,
 	notifyReps:          2,
+	notifyOutage:        2 * time.Minute,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
 	gcWait:              150 * time.Second,
@@ -508,6 +512,9 @@ func checkNotify(t *testing.T, cfg config, res *notifyResult) {
 		for _, run := range res.runs {
 			t.Errorf("notify: %s: notifications per notifier %v, want one StateChanged and one FlipCompleted each", direction(run.flip.active), run.counts)
 		}
+	}
+	if !res.inOrder {
+		t.Errorf("notify: after the outage the sinks received the changes out of order")
 	}
 	if w := res.maxNotifierWrites(); w > 4*notifiersPerFlip {
 		t.Errorf("notify: %g writes of the notifiers' status in one flip of %d switches, want a few per notifier", w, res.n)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -32,6 +33,14 @@ type notifyResult struct {
 	n     int
 	setup time.Duration
 	runs  []notifyRun
+	// outage: the sinks answered 503 this long while the state flipped
+	// outageFlips times; then each received, once per id, outageGot
+	// StateChanged in the order of their sequences (inOrder) outageAfter
+	// the sinks came back.
+	outage, outageAfter time.Duration
+	outageFlips         int
+	outageGot           [notifiersPerFlip]int
+	inOrder             bool
 }
 
 // notifyRun is one flip with its notifications.
@@ -52,11 +61,21 @@ type benchSink struct {
 	*httptest.Server
 	mu       sync.Mutex
 	arrivals []sinkArrival
+	// down answers 503 and records nothing.
+	down bool
+}
+
+// setDown makes the sink answer 503 (down) or take what it is sent.
+func (s *benchSink) setDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
 }
 
 type sinkArrival struct {
 	at       time.Time
 	id, kind string
+	sequence int64
 }
 
 func newBenchSink() *benchSink {
@@ -65,12 +84,19 @@ func newBenchSink() *benchSink {
 		var ev struct {
 			ID   string `json:"id"`
 			Type string `json:"type"`
+			Data struct {
+				Sequence int64 `json:"sequence"`
+			} `json:"data"`
 		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		_ = json.Unmarshal(body, &ev)
 		s.mu.Lock()
-		s.arrivals = append(s.arrivals, sinkArrival{at: time.Now(), id: ev.ID, kind: ev.Type})
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		if s.down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		s.arrivals = append(s.arrivals, sinkArrival{at: time.Now(), id: ev.ID, kind: ev.Type, sequence: ev.Data.Sequence})
 	}))
 	return s
 }
@@ -175,6 +201,9 @@ func (b *bench) notifyFlips(ctx context.Context) (*notifyResult, error) {
 				flip.reqs.writes("dynamicingressnotifiers/status"), flip.reqs.writes("dynamicingressstates/status"))
 		}
 	}
+	if err := b.notifyOutage(ctx, op, sinks, res); err != nil {
+		return nil, err
+	}
 	if err := m.check(); err != nil {
 		return nil, err
 	}
@@ -183,6 +212,65 @@ func (b *bench) notifyFlips(ctx context.Context) (*notifyResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// notifyOutage takes the sinks down for cfg.notifyOutage while the state
+// flips four times, brings them back, and waits until each sink received
+// every change once, in order.
+func (b *bench) notifyOutage(ctx context.Context, op switches, sinks [notifiersPerFlip]*benchSink, res *notifyResult) error {
+	res.outage, res.outageFlips = b.cfg.notifyOutage, 4
+	for _, s := range sinks {
+		s.take()
+		s.setDown(true)
+	}
+	b.progress("notify: the sinks are down for %s while the state flips %d times", res.outage, res.outageFlips)
+	start := time.Now()
+	for i := range res.outageFlips {
+		patch := fmt.Sprintf(`{"spec":{"fixedResponse":{"status":%q}}}`, stateCodeFor(i%2 == 0))
+		if err := b.h.c.Patch(ctx, op.state(""), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return err
+		}
+		time.Sleep(res.outage / time.Duration(res.outageFlips+1))
+	}
+	time.Sleep(time.Until(start.Add(res.outage)))
+	back := time.Now()
+	for _, s := range sinks {
+		s.setDown(false)
+	}
+	// The backoff after a two-minute outage is about a minute; its
+	// ceiling is 5 min.
+	deadline := back.Add(6 * time.Minute)
+	res.inOrder = true
+	for i, s := range sinks {
+		for {
+			var seqs []int64
+			seen := map[string]bool{}
+			s.mu.Lock()
+			for _, a := range s.arrivals {
+				if a.kind == "io.dynamicingress.statechanged" && !seen[a.id] {
+					seen[a.id] = true
+					seqs = append(seqs, a.sequence)
+				}
+			}
+			s.mu.Unlock()
+			res.outageGot[i] = len(seqs)
+			if len(seqs) >= res.outageFlips {
+				for j := 1; j < len(seqs); j++ {
+					if seqs[j] != seqs[j-1]+1 {
+						res.inOrder = false
+					}
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("notify: sink %d received %d of %d changes within 6 min of coming back", i, len(seqs), res.outageFlips)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	res.outageAfter = time.Since(back)
+	b.progress("notify: every sink received the %d changes %s after coming back (in order: %v)", res.outageFlips, round(res.outageAfter), res.inOrder)
+	return nil
 }
 
 // waitNotifiersIdle waits until every notifier of namespace is Ready.
@@ -280,5 +368,7 @@ func (r *notifyResult) markdown() string {
 			fmt.Sprintf("%g / %g / %g", run.flip.reqs.writes("dynamicingressnotifiers/status"), run.flip.reqs.writes("dynamicingressstates/status"), run.flip.reqs.writes("dynamicingresses/status")))
 	}
 	w("%s\n", t)
+	w("Then the sinks answered 503 for %s while the state flipped %d times; each received the %d changes (StateChanged, once per id: %v) %s after it came back, in the order of their sequences: %v.\n",
+		r.outage, r.outageFlips, r.outageFlips, r.outageGot, round(r.outageAfter), r.inOrder)
 	return sb.String()
 }
