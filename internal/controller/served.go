@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ const (
 // decided nothing is requested for it until the target is written again.
 type servedChecks struct {
 	prober *probe.Prober
+	// busy reports whether a namespace's flip still has targets to write
+	// (statusGate.targetsPending); nil when nothing waits.
+	busy func(namespace string) bool
 	// ctx ends every check when the manager stops.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -187,7 +191,12 @@ func (s *servedChecks) forget(id switchID) {
 }
 
 // run requests the group's URL every period (the shortest of its checks')
-// until it has no check left, deciding each check on each answer.
+// until it has no check left, deciding each check on each answer. It sends
+// nothing while a flip of a check's namespace still has targets to write:
+// no data plane serves a flip before its writes, and during a flip of
+// hundreds of switches their checks' requests, through the proxy that is
+// reloading, would take the cores and the proxy from the flip's last writes
+// (docs/benchmarks.md, "Served flips through Traefik").
 func (s *servedChecks) run(key string, g *servedGroup) {
 	for {
 		s.mu.Lock()
@@ -197,12 +206,22 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 			return
 		}
 		period := time.Duration(0)
+		var namespaces []string
 		for _, c := range g.checks {
 			if period == 0 || c.period < period {
 				period = c.period
 			}
+			namespaces = append(namespaces, c.id.key.Namespace)
 		}
 		s.mu.Unlock()
+		if s.busy != nil && slices.ContainsFunc(namespaces, s.busy) {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(flipWritesPoll):
+			}
+			continue
+		}
 		began := time.Now()
 		resp, err := s.prober.Probe(s.ctx, g.req)
 		if s.ctx.Err() != nil {
@@ -219,6 +238,10 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 		}
 	}
 }
+
+// flipWritesPoll is how often a check that waits for its namespace's flip
+// writes looks again.
+const flipWritesPoll = 50 * time.Millisecond
 
 // decidedCheck is a check and its result.
 type decidedCheck struct {

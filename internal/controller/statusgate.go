@@ -434,6 +434,16 @@ func runAll(calls []func()) {
 // a status to write: one that has not is never held, and neither is one
 // whose target write failed (its status says so at once). When hold
 // reports false, the status, if any, is written; call written once it is.
+// targetsPending reports whether targets of a state change are still to be
+// written in namespace (within the bound of maxHold, as for statuses): the
+// served checks of the namespace wait for them (servedChecks.busy).
+func (g *statusGate) targetsPending(namespace string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ns, ok := g.namespaces[namespace]
+	return ok && len(ns.pending) > 0 && g.clock.Now().Sub(ns.since) < g.maxHold
+}
+
 func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	g.mu.Lock()
 	held, left := g.holdLocked(g.namespaceLocked(key.Namespace), gateKey{kind, key}, write)
