@@ -40,6 +40,22 @@ func notifierReady(n *v1beta1.DynamicIngressNotifier) func() string {
 	}
 }
 
+// notifiedFlag is a fixed state "flag" answering 200 in a namespace of its
+// own, and a notifier "oncall" of it (shaped by with) posting to a sink on
+// loopback, once the notifier is Ready/Idle.
+func notifiedFlag(t *testing.T, with func(*builders.NotifierWrapper) *builders.NotifierWrapper) (*suite.Sink, *v1beta1.DynamicIngressState, *v1beta1.DynamicIngressNotifier) {
+	t.Helper()
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := with(builders.Notifier(ns, "oncall", sink.URL).State("flag")).Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	return sink, state, notifier
+}
+
 // flipData is the data of a FlipCompleted as a sink reads it.
 type flipData struct {
 	Sequence       int64  `json:"sequence"`
@@ -131,14 +147,7 @@ func stateUID(t *testing.T, state *v1beta1.DynamicIngressState) string {
 // 200 receives every change once (ids deduplicated) and in order; the
 // failed attempts are counted.
 func TestNotifierRetriesInOrder(t *testing.T) {
-	ns := newNamespace(t)
-	sink := suite.NewSink(t)
-	state := builders.FixedState(ns, "flag", "200", "").Obj()
-	create(t, state)
-	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
-	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
-	create(t, notifier)
-	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	sink, state, notifier := notifiedFlag(t, func(n *builders.NotifierWrapper) *builders.NotifierWrapper { return n.Events(v1beta1.NotificationStateChanged) })
 
 	sink.SetAnswer(func(int) int { return http.StatusServiceUnavailable })
 	for _, code := range []string{"503", "500", "200"} {
@@ -175,14 +184,8 @@ func stateCode(state *v1beta1.DynamicIngressState) string {
 // TestNotifierClientErrorIsNotRetried: a sink that answers 400 gets the
 // notification once; the notifier says so and goes on with the next.
 func TestNotifierClientErrorIsNotRetried(t *testing.T) {
-	ns := newNamespace(t)
-	sink := suite.NewSink(t)
-	state := builders.FixedState(ns, "flag", "200", "").Obj()
-	create(t, state)
-	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
-	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Slack().Obj()
-	create(t, notifier)
-	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	sink, state, notifier := notifiedFlag(t, func(n *builders.NotifierWrapper) *builders.NotifierWrapper { return n.Slack() })
+	ns := state.Namespace
 
 	sink.SetAnswer(func(int) int { return http.StatusBadRequest })
 	setFixedStatus(t, state, "503")
@@ -213,14 +216,7 @@ func TestNotifierClientErrorIsNotRetried(t *testing.T) {
 // it, or a restart while the sink was down) sends what follows, from the
 // history.
 func TestNotifierResendsWhatWasNotDelivered(t *testing.T) {
-	ns := newNamespace(t)
-	sink := suite.NewSink(t)
-	state := builders.FixedState(ns, "flag", "200", "").Obj()
-	create(t, state)
-	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
-	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
-	create(t, notifier)
-	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	sink, state, notifier := notifiedFlag(t, func(n *builders.NotifierWrapper) *builders.NotifierWrapper { return n.Events(v1beta1.NotificationStateChanged) })
 	setFixedStatus(t, state, "503")
 	setFixedStatus(t, state, "200")
 	eventually(t, func() int { return len(sink.Received()) }).Should(Equal(2))
@@ -329,14 +325,7 @@ func mustParse(t *testing.T, s string) time.Time {
 // TestNotifierWritesNothingInSteadyState: a notifier woken without
 // anything to send (its state's labels edited) writes nothing.
 func TestNotifierWritesNothingInSteadyState(t *testing.T) {
-	ns := newNamespace(t)
-	sink := suite.NewSink(t)
-	state := builders.FixedState(ns, "flag", "200", "").Obj()
-	create(t, state)
-	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
-	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
-	create(t, notifier)
-	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	sink, state, notifier := notifiedFlag(t, func(n *builders.NotifierWrapper) *builders.NotifierWrapper { return n.Events(v1beta1.NotificationStateChanged) })
 	resourceVersion := func() string {
 		got := &v1beta1.DynamicIngressNotifier{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(notifier), got); err != nil {
@@ -360,14 +349,7 @@ func TestNotifierWritesNothingInSteadyState(t *testing.T) {
 // the backoff's pace (1 s, 2 s, 4 s, ...), not at every change of the
 // state, so that it gets everything soon after it comes back.
 func TestNotifierBacksOffWhileTheSinkIsDown(t *testing.T) {
-	ns := newNamespace(t)
-	sink := suite.NewSink(t)
-	state := builders.FixedState(ns, "flag", "200", "").Obj()
-	create(t, state)
-	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
-	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj()
-	create(t, notifier)
-	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+	sink, state, _ := notifiedFlag(t, func(n *builders.NotifierWrapper) *builders.NotifierWrapper { return n.Events(v1beta1.NotificationStateChanged) })
 
 	sink.SetAnswer(func(int) int { return http.StatusServiceUnavailable })
 	began := time.Now()

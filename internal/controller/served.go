@@ -109,17 +109,14 @@ func (s *servedChecks) NeedLeaderElection() bool { return false }
 func servedRequest(namespace string, spec *v1beta1.ServedCheck) (probe.Request, string) {
 	period := servedPeriod(spec)
 	timeout := min(max(period, time.Second), maxServedRequestTimeout)
-	req := probe.Request{Method: "GET", URL: spec.URL, Timeout: timeout, Tenant: namespace}
+	req := probe.Request{Method: "GET", URL: spec.URL, Timeout: timeout, Tenant: namespace, Headers: probeHeaders(namespace, spec.Headers)}
 	parts := []string{spec.URL, timeout.String()}
 	for _, h := range spec.Headers {
-		header := probe.Header{Name: h.Name, Value: h.Value}
 		part := h.Name + ": " + h.Value
 		if h.ValueFrom != nil {
 			ref := h.ValueFrom.SecretKeyRef
-			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: namespace, Name: ref.Name, Key: ref.Key}}
 			part = h.Name + ": secret " + namespace + "/" + ref.Name + "/" + ref.Key
 		}
-		req.Headers = append(req.Headers, header)
 		parts = append(parts, part)
 	}
 	sort.Strings(parts[2:])

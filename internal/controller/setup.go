@@ -201,8 +201,11 @@ func setupNotifiers(mgr ctrl.Manager, opts Options, secrets *secretReader, flips
 	r := &NotifierReconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Sender:       probe.NewProber(opts.Guard, sinkAnswerBytes).WithSecrets(secrets),
-		StalledAfter: stalled, ClusterStates: opts.ClusterStates, HTTPRoutes: opts.HTTPRoutes,
+		StalledAfter: stalled, ClusterStates: opts.ClusterStates, Switches: []target.Kind{target.Ingress{}},
 		flips: flips,
+	}
+	if opts.HTTPRoutes {
+		r.Switches = append(r.Switches, target.HTTPRoute{})
 	}
 	return r.SetupWithManager(mgr)
 }

@@ -25,7 +25,18 @@ const (
 	// Target indexes switches by the name of their target (spec.target.name),
 	// so that two switches never share one target.
 	Target = "spec.target.name"
+	// NotifierState indexes DynamicIngressNotifiers by the states they
+	// name (NotifierStateKey), so a state's change finds its notifiers.
+	NotifierState = "spec.states"
 )
+
+// NotifierStateKey is the NotifierState key of a state: its kind and name.
+func NotifierStateKey(ref v1beta1.StateReference) string {
+	if ref.IsCluster() {
+		return string(v1beta1.StateKindCluster) + "/" + ref.Name
+	}
+	return string(v1beta1.StateKindNamespaced) + "/" + ref.Name
+}
 
 // switchSpec is what both kinds of switch have.
 type switchSpec interface {
@@ -33,8 +44,8 @@ type switchSpec interface {
 	SwitchSpec() v1beta1.SwitchSpec
 }
 
-// Setup registers every index, for both kinds of switch, with the
-// manager's field indexer.
+// Setup registers every index, for both kinds of switch and for
+// notifiers, with the manager's field indexer.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, obj := range []switchSpec{&v1beta1.DynamicIngress{}, &v1beta1.DynamicHTTPRoute{}} {
 		if err := indexer.IndexField(ctx, obj, State, func(o client.Object) []string {
@@ -53,7 +64,13 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 			return err
 		}
 	}
-	return nil
+	return indexer.IndexField(ctx, &v1beta1.DynamicIngressNotifier{}, NotifierState, func(o client.Object) []string {
+		var keys []string
+		for _, ref := range o.(*v1beta1.DynamicIngressNotifier).Spec.States {
+			keys = append(keys, NotifierStateKey(ref))
+		}
+		return keys
+	})
 }
 
 // followed are the names of the states of one kind (cluster or not) that a
