@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 )
 
 // The sink's two paths: one receives the CloudEvents of the notifier the
@@ -76,50 +78,11 @@ func (s *notificationSink) take(w http.ResponseWriter, r *http.Request) {
 // envelope's attributes and the data's facts it prints
 // (docs/notifications.md, "Formats").
 type cloudEvent struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Source  string `json:"source"`
-	Subject string `json:"subject"`
-	Data    struct {
-		State struct {
-			Namespace string `json:"namespace"`
-			Name      string `json:"name"`
-		} `json:"state"`
-		Sequence       int64     `json:"sequence"`
-		Cause          string    `json:"cause"`
-		From           *httpCode `json:"from"`
-		To             *httpCode `json:"to"`
-		Followers      int       `json:"followers"`
-		Namespaces     int       `json:"namespaces"`
-		CompletedAfter string    `json:"completedAfter"`
-		StalledAfter   string    `json:"stalledAfter"`
-		Remaining      int       `json:"remaining"`
-		Reason         string    `json:"reason"`
-		Message        string    `json:"message"`
-		Switch         *struct {
-			Kind      string `json:"kind"`
-			Namespace string `json:"namespace"`
-			Name      string `json:"name"`
-		} `json:"switch"`
-		Override string `json:"override"`
-		By       string `json:"by"`
-		At       string `json:"at"`
-	} `json:"data"`
-}
-
-// httpCode is a state's response in a notification.
-type httpCode struct {
-	StatusCode string `json:"statusCode"`
-}
-
-func (c *httpCode) String() string {
-	switch {
-	case c == nil:
-		return "none"
-	case c.StatusCode == "":
-		return "no response"
-	}
-	return c.StatusCode
+	ID      string      `json:"id"`
+	Type    string      `json:"type"`
+	Source  string      `json:"source"`
+	Subject string      `json:"subject"`
+	Data    notify.Data `json:"data"`
 }
 
 // state names the event's state as the Slack text does: namespace/name,

@@ -62,17 +62,17 @@ func SlackText(e Event) string {
 	case v1beta1.NotificationStateChanged:
 		switch {
 		case d.From == nil && d.Sequence <= 1:
-			text = fmt.Sprintf("%s: first response %s (%s)", stateLabel(d.State), code(d.To), causeText(d.Cause))
+			text = fmt.Sprintf("%s: first response %s (%s)", stateLabel(d.State), d.To, causeText(d.Cause))
 		case d.From == nil:
 			// The change before it left the history.
-			text = fmt.Sprintf("%s: now %s (%s)", stateLabel(d.State), code(d.To), causeText(d.Cause))
+			text = fmt.Sprintf("%s: now %s (%s)", stateLabel(d.State), d.To, causeText(d.Cause))
 		default:
-			text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), code(d.From), code(d.To), causeText(d.Cause))
+			text = fmt.Sprintf("%s: %s → %s (%s)", stateLabel(d.State), d.From, d.To, causeText(d.Cause))
 		}
 	case v1beta1.NotificationFlipCompleted:
-		text = fmt.Sprintf("%s: change %d (%s) shown by %s after %s", stateLabel(d.State), d.Sequence, code(d.To), followers(d.Followers, d.Namespaces), d.CompletedAfter)
+		text = fmt.Sprintf("%s: change %d (%s) shown by %s after %s", stateLabel(d.State), d.Sequence, d.To, followers(d.Followers, d.Namespaces), d.CompletedAfter)
 	case v1beta1.NotificationFlipStalled:
-		text = fmt.Sprintf("%s: change %d (%s) not shown by %d %s after %s", stateLabel(d.State), d.Sequence, code(d.To), d.Remaining, plural(d.Remaining, "switch", "switches"), d.StalledAfter)
+		text = fmt.Sprintf("%s: change %d (%s) not shown by %d %s after %s", stateLabel(d.State), d.Sequence, d.To, d.Remaining, plural(d.Remaining, "switch", "switches"), d.StalledAfter)
 		if len(d.Switches) > 0 {
 			text += ", among them " + strings.Join(d.Switches, ", ")
 		}
@@ -111,12 +111,13 @@ func stateLabel(s StateName) string {
 	return s.Namespace + "/" + s.Name
 }
 
-// code is a response's status code, or "no response".
-func code(c *Code) string {
-	if c == nil {
-		return "?"
-	}
-	if c.StatusCode == "" {
+// String is a response's status code, "no response" when the state had
+// none, "none" when the notification carries no response.
+func (c *Code) String() string {
+	switch {
+	case c == nil:
+		return "none"
+	case c.StatusCode == "":
 		return "no response"
 	}
 	return c.StatusCode

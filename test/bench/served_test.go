@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // The served measure (BENCH_ONLY=served): switches with spec.served, one
@@ -192,12 +192,6 @@ func (b *servedBackends) close() {
 	b.sorry.Close()
 }
 
-func serverPort(s *httptest.Server) int32 {
-	_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
-	n, _ := strconv.ParseInt(port, 10, 32)
-	return int32(n)
-}
-
 // servedHost is the host of switch i of a namespace: every namespace's
 // hosts differ, as Traefik serves them all at once.
 func servedHost(ns string, i int) string { return objName(i) + "." + ns + ".example.com" }
@@ -205,9 +199,9 @@ func servedHost(ns string, i int) string { return objName(i) + "." + ns + ".exam
 // servedShape is the Ingress spec of host i in a mode.
 func (b *servedBackends) servedShape(ns string, i int, active bool) *builders.IngressShape {
 	if active {
-		return builders.IngressTo(servedHost(ns, i), servedSorryService).Port(serverPort(b.sorry))
+		return builders.IngressTo(servedHost(ns, i), servedSorryService).Port(suite.ServerPort(b.sorry))
 	}
-	return builders.IngressTo(servedHost(ns, i), servedOpenService).Port(serverPort(b.open))
+	return builders.IngressTo(servedHost(ns, i), servedOpenService).Port(suite.ServerPort(b.open))
 }
 
 // servedShapeOf matches an Ingress whose backend is the mode's service.
@@ -469,7 +463,7 @@ func (sm *servedMeasure) loopbackServices(ctx context.Context, ns string) error 
 		return err
 	}
 	for name, srv := range map[string]*httptest.Server{servedOpenService: sm.backends.open, servedSorryService: sm.backends.sorry} {
-		if err := sm.b.h.c.Create(ctx, builders.LoopbackService(ns, name, serverPort(srv))); err != nil {
+		if err := sm.b.h.c.Create(ctx, builders.LoopbackService(ns, name, suite.ServerPort(srv))); err != nil {
 			return err
 		}
 	}
@@ -582,18 +576,29 @@ func (sm *servedMeasure) waitTraefikQuiet() {
 }
 
 // operatorFlip patches the state and times the Ingresses, the hosts as the
+// ingressArrivals watches the Ingresses of s arrive at the shape of mode
+// active; none may have it before the flip.
+func (sm *servedMeasure) ingressArrivals(ctx context.Context, s servedNamespace, active bool) (*arrivals, error) {
+	w, err := watchArrivals(ctx, sm.b.ingresses(s.ns), s.n, servedShapeOf(active))
+	if err != nil {
+		return nil, err
+	}
+	if w.before != 0 {
+		w.stop()
+		return nil, fmt.Errorf("%d Ingresses already have the new shape before the flip", w.before)
+	}
+	return w, nil
+}
+
 // outside client sees them, and the Served conditions.
 func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, active bool, m *managerProc) (servedRun, error) {
 	h := sm.b.h
 	run := servedRun{who: "operator", n: s.n, active: active}
-	ingW, err := watchArrivals(ctx, sm.b.ingresses(s.ns), s.n, servedShapeOf(active))
+	ingW, err := sm.ingressArrivals(ctx, s, active)
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if ingW.before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
-	}
 	servedW, err := watchArrivals(ctx, dynamicIngresses(h, s.ns), s.n, servedFor(active))
 	if err != nil {
 		return run, err
@@ -665,14 +670,11 @@ func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, activ
 	for _, ing := range list.Items {
 		uids[ing.Name] = ing.UID
 	}
-	ingW, err := watchArrivals(ctx, sm.b.ingresses(s.ns), s.n, servedShapeOf(active))
+	ingW, err := sm.ingressArrivals(ctx, s, active)
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if ingW.before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", ingW.before)
-	}
 	sm.waitTraefikQuiet()
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err

@@ -3,11 +3,9 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // These tests put a real data plane between the operator and its users:
@@ -56,15 +55,7 @@ func startBackend(t *testing.T, code int, body string) *loopbackBackend {
 		_, _ = io.WriteString(w, body)
 	}))
 	t.Cleanup(s.Close)
-	_, port, err := net.SplitHostPort(s.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.ParseInt(port, 10, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.port = int32(n)
+	b.port = suite.ServerPort(s)
 	return b
 }
 

@@ -3,8 +3,10 @@ package suite
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -105,4 +107,18 @@ func (s *Sink) Types() []string {
 		out = append(out, n.Type)
 	}
 	return out
+}
+
+// ServerPort is the port of a test server on loopback, as a Service's port
+// names it.
+func ServerPort(s *httptest.Server) int32 {
+	_, port, err := net.SplitHostPort(s.Listener.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		panic(err)
+	}
+	return int32(n)
 }
