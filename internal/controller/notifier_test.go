@@ -9,7 +9,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -372,4 +374,35 @@ func TestNotifierBacksOffWhileTheSinkIsDown(t *testing.T) {
 	// The next attempt is due within the time it was down.
 	eventually(t, func() int { return len(sink.Received()) }).WithTimeout(down + 5*time.Second).Should(Equal(len(codes)))
 	t.Logf("the sink was down %s and got every change %s after it came back, after %d attempts", down, time.Since(back), len(sink.Requests()))
+}
+
+// TestNotifierSinkHeaderFromASecret: a sink header's value is read from a
+// Secret of the notifier's namespace when the notification is sent; a
+// Secret that is missing is said (SecretNotFound) and retried, and the
+// notification goes out once it exists.
+func TestNotifierSinkHeaderFromASecret(t *testing.T) {
+	ns := newNamespace(t)
+	sink := suite.NewSink(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).
+		SecretHeader("Authorization", "hook-token", "token").Obj()
+	create(t, notifier)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Idle"))
+
+	setFixedStatus(t, state, "503")
+	eventually(t, notifierReady(notifier)).Should(Equal("False/SecretNotFound"))
+	NewWithT(t).Expect(sink.Requests()).To(BeEmpty())
+
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook-token"},
+		StringData: map[string]string{"token": "Bearer s3cr3t"}})
+	eventually(t, func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			out = append(out, n.Authorization)
+		}
+		return out
+	}).WithTimeout(time.Minute).Should(Equal([]string{"Bearer s3cr3t"}))
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
 }

@@ -6,7 +6,6 @@ package notify
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -305,9 +304,4 @@ func Delivered(e Event, delivered []v1beta1.DeliveredState, last **v1beta1.Deliv
 	case v1beta1.NotificationProbeFailed:
 		d.ProbeFailedAt = &metav1.Time{Time: e.Time}
 	}
-}
-
-// String names the event in logs.
-func (e Event) String() string {
-	return fmt.Sprintf("%s %s", e.Type, e.ID)
 }
