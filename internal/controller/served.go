@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sort"
 	"strings"
@@ -64,6 +65,9 @@ type servedCheck struct {
 	written  time.Time
 	deadline time.Time
 	period   time.Duration
+	// free is when its group was first free to request for it: the
+	// namespace's flip had no target left to write (zero until then).
+	free time.Time
 	// last is the last answer, for the NotServed message.
 	last string
 	// done is called once the check is decided: the switch's status
@@ -84,6 +88,13 @@ type servedResult struct {
 type servedGroup struct {
 	req    probe.Request
 	checks map[switchID]*servedCheck
+	// period is the shortest of its checks' periods, and began when its
+	// last request began (zero before the first): both under the mutex.
+	period time.Duration
+	began  time.Time
+	// nudge asks for a request now (nudgeDue): a check of the same
+	// namespace saw its new shape served.
+	nudge chan struct{}
 }
 
 func newServedChecks(prober *probe.Prober) *servedChecks {
@@ -160,7 +171,7 @@ func (s *servedChecks) start(id switchID, spec *v1beta1.ServedCheck, active bool
 	s.pending[id] = c
 	g, running := s.groups[key]
 	if !running {
-		g = &servedGroup{req: req, checks: map[switchID]*servedCheck{}}
+		g = &servedGroup{req: req, checks: map[switchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
 		s.groups[key] = g
 	}
 	g.checks[id] = c
@@ -194,46 +205,209 @@ func (s *servedChecks) forget(id switchID) {
 // hundreds of switches their checks' requests, through the proxy that is
 // reloading, would take the cores and the proxy from the flip's last writes
 // (docs/benchmarks.md, "Served flips through Traefik").
+//
+// A flip's checks start together once its writes are done. When the
+// namespace has other checks running, a group's first request waits a
+// share of its period (servedOffset), so that the namespace's requests are
+// spread over the period rather than sent in bursts; when one of them sees
+// its new shape served, the others of the namespace request at once
+// (nudgeDue) rather than at their next period: a proxy serves a flip's
+// changes together, so a check sees its own within a few requests of the
+// proxy's reload, not up to a period later.
 func (s *servedChecks) run(key string, g *servedGroup) {
+	first := true
 	for {
-		s.mu.Lock()
-		if len(g.checks) == 0 {
-			delete(s.groups, key)
-			s.mu.Unlock()
+		namespaces, ok := s.turn(key, g)
+		if !ok {
 			return
 		}
-		period := time.Duration(0)
-		var namespaces []string
-		for _, c := range g.checks {
-			if period == 0 || c.period < period {
-				period = c.period
-			}
-			namespaces = append(namespaces, c.id.key.Namespace)
-		}
-		s.mu.Unlock()
 		if s.busy != nil && slices.ContainsFunc(namespaces, s.busy) {
-			select {
-			case <-s.ctx.Done():
+			if !s.wait(g, flipWritesPoll, false) {
 				return
-			case <-time.After(flipWritesPoll):
 			}
 			continue
 		}
+		s.freed(g, time.Now())
+		if first {
+			first = false
+			if offset := s.firstOffset(key, g, namespaces); offset > 0 {
+				if !s.wait(g, offset, true) {
+					return
+				}
+				continue
+			}
+		}
 		began := time.Now()
+		s.mu.Lock()
+		g.began = began
+		period := g.period
+		s.mu.Unlock()
 		resp, err := s.prober.Probe(s.ctx, g.req)
 		if s.ctx.Err() != nil {
 			return
 		}
 		decided := s.decide(g, resp, err, time.Now())
+		var served []string
 		for _, d := range decided {
 			d.check.done(d.result)
+			if d.result.served {
+				served = append(served, d.check.id.key.Namespace)
+			}
 		}
-		select {
-		case <-s.ctx.Done():
+		if len(served) > 0 {
+			s.nudgeOthers(g, served, began)
+		}
+		if !s.wait(g, time.Until(began.Add(period)), true) {
 			return
-		case <-time.After(time.Until(began.Add(period))):
 		}
 	}
+}
+
+// turn is the namespaces of the group's checks, with its period brought up
+// to date; false once it has no check left (and it is no longer running).
+func (s *servedChecks) turn(key string, g *servedGroup) ([]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(g.checks) == 0 {
+		delete(s.groups, key)
+		return nil, false
+	}
+	g.period = 0
+	var namespaces []string
+	for _, c := range g.checks {
+		if g.period == 0 || c.period < g.period {
+			g.period = c.period
+		}
+		if !slices.Contains(namespaces, c.id.key.Namespace) {
+			namespaces = append(namespaces, c.id.key.Namespace)
+		}
+	}
+	return namespaces, true
+}
+
+// freed marks the group's checks free to request from now on, those not
+// marked yet.
+func (s *servedChecks) freed(g *servedGroup, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range g.checks {
+		if c.free.IsZero() {
+			c.free = now
+		}
+	}
+}
+
+// holding is how much longer the status of id, whose target is in the mode
+// active, waits for its check (nothing when it does not wait): a check of
+// that mode in progress holds the status until it is decided, for at most
+// a period after it was free to request, so that the status shows the
+// mode and Served in one write when the proxy serves the flip within a
+// period (docs/behaviour.md, "Served").
+func (s *servedChecks) holding(id switchID, active bool, now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.pending[id]
+	switch {
+	case !ok || c.active != active:
+		return 0
+	case c.free.IsZero():
+		return c.period
+	}
+	return max(c.free.Add(c.period).Sub(now), 0)
+}
+
+// wait waits d, or less when nudged (and nudged is true); false once the
+// manager stops.
+func (s *servedChecks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
+	nudge := g.nudge
+	if !nudged {
+		nudge = nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+	case <-nudge:
+	}
+	return true
+}
+
+// firstOffset is how long the first request of g waits: its share of its
+// period when other checks of its namespaces run, nothing when it is
+// alone.
+func (s *servedChecks) firstOffset(key string, g *servedGroup, namespaces []string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for other, o := range s.groups {
+		if other == key {
+			continue
+		}
+		for _, c := range o.checks {
+			if slices.Contains(namespaces, c.id.key.Namespace) {
+				return servedOffset(key, g.period)
+			}
+		}
+	}
+	return 0
+}
+
+// servedOffset is a group's share of its period, the same for the same
+// key: the requests of many groups fall evenly over the period.
+func servedOffset(key string, period time.Duration) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return time.Duration(uint64(h.Sum32()) * uint64(period) >> 32)
+}
+
+// nudgeOthers asks at most maxNudged of the groups with checks in
+// namespaces, but from, to request now (those that have waited longest),
+// when nudgeDue: a request of from that began at began saw the new shape of
+// a check of theirs. Each that sees its own shape nudges as many again, so
+// a namespace's checks follow a reload within a few rounds of requests
+// while at most a few dozen are in flight: hundreds at once would take the
+// proxy and the cores from the users it serves.
+func (s *servedChecks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []*servedGroup
+	for _, g := range s.groups {
+		if g == from || !nudgeDue(g.began, began, g.period, now) {
+			continue
+		}
+		for _, c := range g.checks {
+			if slices.Contains(namespaces, c.id.key.Namespace) {
+				due = append(due, g)
+				break
+			}
+		}
+	}
+	slices.SortFunc(due, func(a, b *servedGroup) int { return a.began.Compare(b.began) })
+	for _, g := range due[:min(len(due), maxNudged)] {
+		// Counted as begun, so that the next nudges pick others.
+		g.began = now
+		select {
+		case g.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// maxNudged is how many groups one answer nudges (nudgeOthers).
+const maxNudged = 8
+
+// nudgeDue says whether a group whose last request began at last (zero
+// for none), with the period given, requests now that a request that began
+// at seen saw a new shape: when its last request began before seen (it may
+// not have seen what seen did) and at least half a period ago, so that
+// nudges at most double a check's requests.
+func nudgeDue(last, seen time.Time, period time.Duration, now time.Time) bool {
+	if last.IsZero() {
+		return true
+	}
+	return last.Before(seen) && now.Sub(last) >= period/2
 }
 
 // flipWritesPoll is how often a check that waits for its namespace's flip

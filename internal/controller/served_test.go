@@ -205,3 +205,65 @@ func TestServedRouteWaitsForItsParents(t *testing.T) {
 	NewWithT(t).Expect(k8s.Status().Update(ctx, route)).To(Succeed())
 	eventually(t, servedOf(dhr)).Should(Equal("True/Served Passive"))
 }
+
+// TestServedWrittenWithTheMode: a switch whose URL answers with the new
+// shape as soon as its target is written gets one status write for the
+// flip, showing the mode and Served True together: the status waits for
+// the check (up to a period) rather than being written Checking first and
+// again a moment later.
+func TestServedWrittenWithTheMode(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	// The data plane serves what the Ingress says at each request: no lag.
+	backend := backendOf(t, ns, "web")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if backend() == "sorry" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	di.Spec.Served = builders.Served(srv.URL+"/", "503", "200").Period(time.Second).Timeout(30 * time.Second).Obj()
+	create(t, state, di)
+	eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
+
+	watcher, err := client.NewWithWatch(testConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watcher.Watch(ctx, &v1beta1.DynamicIngressList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	setFixedStatus(t, state, "503")
+	var seen []string
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case e := <-w.ResultChan():
+			got, ok := e.Object.(*v1beta1.DynamicIngress)
+			if !ok {
+				continue
+			}
+			active := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionActive)
+			served := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionServed)
+			if active == nil || served == nil {
+				continue
+			}
+			entry := "Active=" + string(active.Status) + " Served=" + string(served.Status) + "/" + served.Reason
+			if len(seen) == 0 || seen[len(seen)-1] != entry {
+				seen = append(seen, entry)
+			}
+			if active.Status == metav1.ConditionTrue {
+				if want := "Active=True Served=True/Served"; entry != want {
+					t.Fatalf("the first status showing the active mode shows %q, want %q (statuses seen: %v)", entry, want, seen)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no status showed the active mode within 20s (statuses seen: %v)", seen)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,5 +73,94 @@ func TestKeepPendingEntries(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestServedOffset: a group's first request waits a share of its period
+// that its key decides, within the period, and many keys spread over it.
+func TestServedOffset(t *testing.T) {
+	const period = time.Second
+	if a, b := servedOffset("http://a.example/", period), servedOffset("http://a.example/", period); a != b {
+		t.Errorf("the same key waits %s and %s", a, b)
+	}
+	var tenths [10]int
+	for i := range 1000 {
+		off := servedOffset(fmt.Sprintf("http://host-%d.example/\n1s", i), period)
+		if off < 0 || off >= period {
+			t.Fatalf("offset %s outside [0, %s)", off, period)
+		}
+		tenths[off*10/period]++
+	}
+	for i, n := range tenths {
+		if n < 50 || n > 150 {
+			t.Errorf("%d of 1000 keys in tenth %d of the period, want about 100: %v", n, i, tenths)
+		}
+	}
+}
+
+// TestNudgeDue: a check requests at once when another of its namespace saw
+// its new shape in a request that began after this check's last, and at
+// most twice a period.
+func TestNudgeDue(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	const period = time.Second
+	for _, tc := range []struct {
+		name       string
+		last, seen time.Time
+		want       bool
+	}{
+		{"never requested", time.Time{}, now.Add(-time.Millisecond), true},
+		{"requested before, a period ago", now.Add(-period), now.Add(-time.Millisecond), true},
+		{"requested before, half a period ago", now.Add(-period / 2), now.Add(-time.Millisecond), true},
+		{"requested before, less than half a period ago", now.Add(-period/2 + time.Millisecond), now.Add(-time.Millisecond), false},
+		{"requested after the request that saw it", now.Add(-time.Millisecond), now.Add(-2 * time.Millisecond), false},
+		{"requested with it", now.Add(-period), now.Add(-period), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := nudgeDue(tc.last, tc.seen, period, now); got != tc.want {
+				t.Errorf("nudgeDue = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNudgeOthers: an answer that shows a check its new shape has at most
+// maxNudged other groups of its namespaces request at once, those that
+// requested longest ago first, and none of another namespace.
+func TestNudgeOthers(t *testing.T) {
+	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024))
+	t.Cleanup(s.cancel)
+	now := time.Now()
+	group := func(ns string, began time.Time) *servedGroup {
+		g := &servedGroup{checks: map[switchID]*servedCheck{}, period: time.Second, began: began, nudge: make(chan struct{}, 1)}
+		id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("web-%d", len(s.groups))}}
+		g.checks[id] = &servedCheck{id: id}
+		s.groups[id.key.String()] = g
+		return g
+	}
+	from := group("shop", now.Add(-time.Millisecond))
+	var shop []*servedGroup
+	for i := range maxNudged + 4 {
+		// The first ones requested longest ago.
+		shop = append(shop, group("shop", now.Add(-10*time.Second+time.Duration(i)*time.Millisecond)))
+	}
+	recent := group("shop", now.Add(-100*time.Millisecond))
+	other := group("blog", time.Time{})
+	s.nudgeOthers(from, []string{"shop"}, now.Add(-time.Millisecond))
+	nudged := func(g *servedGroup) bool {
+		select {
+		case <-g.nudge:
+			return true
+		default:
+			return false
+		}
+	}
+	for i, g := range shop {
+		if got, want := nudged(g), i < maxNudged; got != want {
+			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, now.Sub(g.began), got, want)
+		}
+	}
+	if nudged(from) || nudged(recent) || nudged(other) {
+		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v; want none", nudged(from), nudged(recent), nudged(other))
 	}
 }

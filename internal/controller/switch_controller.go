@@ -223,6 +223,11 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// Enqueued again once the targets of the state change are written.
 		return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
 	}
+	if wait := r.servedHold(req, isActive, toWrite && syncErr == nil); wait > 0 {
+		// Its check wakes it once decided; the events of its namespace
+		// wait for its status meanwhile (the gate counts it unwritten).
+		return ctrl.Result{RequeueAfter: wait, Priority: ptr.To(handler.LowPriority)}, nil
+	}
 	// The status now catches up with the target: the switches its writes
 	// made are announced, and not again by the status.
 	// They are forgotten only once the status is written: a failed write

@@ -28,6 +28,15 @@ func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, activ
 	}
 }
 
+// servedHold is how much longer a status to write (write) waits for the
+// check of the mode active in progress (servedChecks.holding).
+func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time.Duration {
+	if !write || r.served == nil {
+		return 0
+	}
+	return r.served.holding(switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}, active, time.Now())
+}
+
 // servedView is what the status shows of spec.served (servedChecks.view).
 func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
 	if r.served == nil {
