@@ -206,10 +206,12 @@ func (s *servedChecks) forget(id switchID) {
 // reloading, would take the cores and the proxy from the flip's last writes
 // (docs/benchmarks.md, "Served flips through Traefik").
 //
-// A flip's checks start together once its writes are done. When the
-// namespace has other checks running, a group's first request waits a
-// share of its period (servedOffset), so that the namespace's requests are
-// spread over the period rather than sent in bursts; when one of them sees
+// A flip's checks start together once its writes are done: each requests
+// at once (hosts that the proxy already serves are seen at once). When the
+// namespace has other checks running, a group's second request comes its
+// share of the period after the first (servedOffset), so that from then
+// on the namespace's requests are spread over the period rather than sent
+// in bursts; when one of them sees
 // its new shape served, the others of the namespace request at once
 // (nudgeDue) rather than at their next period: a proxy serves a flip's
 // changes together, so a check sees its own within a few requests of the
@@ -228,20 +230,17 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 			continue
 		}
 		s.freed(g, time.Now())
-		if first {
-			first = false
-			if offset := s.firstOffset(key, g, namespaces); offset > 0 {
-				if !s.wait(g, offset, true) {
-					return
-				}
-				continue
-			}
-		}
 		began := time.Now()
 		s.mu.Lock()
 		g.began = began
-		period := g.period
+		next := g.period
 		s.mu.Unlock()
+		if first {
+			first = false
+			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
+				next = offset
+			}
+		}
 		resp, err := s.prober.Probe(s.ctx, g.req)
 		if s.ctx.Err() != nil {
 			return
@@ -257,7 +256,7 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 		if len(served) > 0 {
 			s.nudgeOthers(g, served, began)
 		}
-		if !s.wait(g, time.Until(began.Add(period)), true) {
+		if !s.wait(g, time.Until(began.Add(next)), true) {
 			return
 		}
 	}
@@ -334,10 +333,10 @@ func (s *servedChecks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 	return true
 }
 
-// firstOffset is how long the first request of g waits: its share of its
-// period when other checks of its namespaces run, nothing when it is
-// alone.
-func (s *servedChecks) firstOffset(key string, g *servedGroup, namespaces []string) time.Duration {
+// secondOffset is how long after its first request g sends its second:
+// its share of its period when other checks of its namespaces run (the
+// period otherwise).
+func (s *servedChecks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for other, o := range s.groups {
@@ -353,12 +352,13 @@ func (s *servedChecks) firstOffset(key string, g *servedGroup, namespaces []stri
 	return 0
 }
 
-// servedOffset is a group's share of its period, the same for the same
-// key: the requests of many groups fall evenly over the period.
+// servedOffset is a group's share of its period, from a quarter of it to
+// all of it, the same for the same key: the requests of many groups fall
+// evenly over the period.
 func servedOffset(key string, period time.Duration) time.Duration {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key))
-	return time.Duration(uint64(h.Sum32()) * uint64(period) >> 32)
+	return period/4 + time.Duration(uint64(h.Sum32())*uint64(period*3/4)>>32)
 }
 
 // nudgeOthers asks at most maxNudged of the groups with checks in

@@ -76,8 +76,9 @@ func TestKeepPendingEntries(t *testing.T) {
 	}
 }
 
-// TestServedOffset: a group's first request waits a share of its period
-// that its key decides, within the period, and many keys spread over it.
+// TestServedOffset: a group's second request comes a share of its period
+// after its first that its key decides, from a quarter of the period to
+// all of it, and many keys spread over that.
 func TestServedOffset(t *testing.T) {
 	const period = time.Second
 	if a, b := servedOffset("http://a.example/", period), servedOffset("http://a.example/", period); a != b {
@@ -86,14 +87,14 @@ func TestServedOffset(t *testing.T) {
 	var tenths [10]int
 	for i := range 1000 {
 		off := servedOffset(fmt.Sprintf("http://host-%d.example/\n1s", i), period)
-		if off < 0 || off >= period {
-			t.Fatalf("offset %s outside [0, %s)", off, period)
+		if off < period/4 || off >= period {
+			t.Fatalf("offset %s outside [%s, %s)", off, period/4, period)
 		}
-		tenths[off*10/period]++
+		tenths[(off-period/4)*10/(period*3/4)]++
 	}
 	for i, n := range tenths {
 		if n < 50 || n > 150 {
-			t.Errorf("%d of 1000 keys in tenth %d of the period, want about 100: %v", n, i, tenths)
+			t.Errorf("%d of 1000 keys in tenth %d of the offsets' range, want about 100: %v", n, i, tenths)
 		}
 	}
 }
