@@ -211,11 +211,11 @@ func (s *servedChecks) forget(id switchID) {
 // namespace has other checks running, a group's second request comes its
 // share of the period after the first (servedOffset), so that from then
 // on the namespace's requests are spread over the period rather than sent
-// in bursts; when one of them sees
-// its new shape served, the others of the namespace request at once
-// (nudgeDue) rather than at their next period: a proxy serves a flip's
-// changes together, so a check sees its own within a few requests of the
-// proxy's reload, not up to a period later.
+// in bursts; when one of them sees its new shape served, a few others of
+// the namespace request at once (nudgeOthers) rather than at their next
+// period: a proxy serves a flip's changes together, so a check sees its
+// own within a few rounds of requests after the proxy's reload, not up to
+// a period later.
 func (s *servedChecks) run(key string, g *servedGroup) {
 	first := true
 	for {
@@ -235,6 +235,12 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 		g.began = began
 		next := g.period
 		s.mu.Unlock()
+		select {
+		case <-g.nudge:
+			// This request answers a nudge that came while it waited
+			// for the flip's writes.
+		default:
+		}
 		if first {
 			first = false
 			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
