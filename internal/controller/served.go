@@ -346,16 +346,21 @@ func (s *servedChecks) secondOffset(key string, g *servedGroup, namespaces []str
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for other, o := range s.groups {
-		if other == key {
-			continue
-		}
-		for _, c := range o.checks {
-			if slices.Contains(namespaces, c.id.key.Namespace) {
-				return servedOffset(key, g.period)
-			}
+		if other != key && o.checksIn(namespaces) {
+			return servedOffset(key, g.period)
 		}
 	}
 	return 0
+}
+
+// checksIn reports whether g has a check of a switch in one of namespaces.
+func (g *servedGroup) checksIn(namespaces []string) bool {
+	for _, c := range g.checks {
+		if slices.Contains(namespaces, c.id.key.Namespace) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedOffset is a group's share of its period, from a quarter of it to
@@ -380,14 +385,8 @@ func (s *servedChecks) nudgeOthers(from *servedGroup, namespaces []string, began
 	defer s.mu.Unlock()
 	var due []*servedGroup
 	for _, g := range s.groups {
-		if g == from || !nudgeDue(g.began, began, g.period, now) {
-			continue
-		}
-		for _, c := range g.checks {
-			if slices.Contains(namespaces, c.id.key.Namespace) {
-				due = append(due, g)
-				break
-			}
+		if g != from && nudgeDue(g.began, began, g.period, now) && g.checksIn(namespaces) {
+			due = append(due, g)
 		}
 	}
 	slices.SortFunc(due, func(a, b *servedGroup) int { return a.began.Compare(b.began) })
