@@ -85,11 +85,13 @@ type config struct {
 }
 
 var smallConfig = config{
-	name:              "small",
-	flipNs:            []int{50},
-	flipReps:          3,
+	name:   "small",
+	flipNs: []int{50},
+	// One round each way, one owned floor: the small run checks the
+	// structure, and make test runs it every time.
+	flipReps:          1,
 	floorWorkers:      []int{8, 32, 64},
-	ownedFloorWorkers: []int{32, 64},
+	ownedFloorWorkers: []int{32},
 	kubectlSSAFlips:   func(int) int { return 2 },
 	kubectlCSAFlips:   func(int) int { return 1 },
 	// No breakdown: it restarts the manager and repeats flips; make bench
@@ -112,13 +114,13 @@ var smallConfig = config{
 	noiseStates:   10,
 	noiseFlipN:    50,
 	noiseFlipReps: 1,
-	// One namespace of stalling answers, a few slow states, fifty
-	// expressions (about 15s at their namespace's share) and the small
+	// One namespace of stalling answers, a few slow states, 25
+	// expressions (a few seconds at their namespace's share) and the small
 	// flip: the structure of the fairness measure.
 	fairStallNamespaces: 1,
 	fairStallStates:     2,
 	fairSlowStates:      5,
-	fairExpressions:     50,
+	fairExpressions:     25,
 	fairFlipN:           50,
 	fairReps:            1,
 	fairStallInterval:   2 * time.Second,
