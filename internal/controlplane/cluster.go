@@ -32,6 +32,11 @@ type Options struct {
 	AuditPolicy string
 }
 
+// ServiceCIDR is the range of the local clusters' Service ClusterIPs, on
+// loopback; the API server takes its first address for the Service
+// "kubernetes".
+const ServiceCIDR = "127.0.1.0/24"
+
 // Cluster is a local control plane: etcd and kube-apiserver (through
 // envtest), with the CRDs installed, an admin kubeconfig and, on demand,
 // kube-controller-manager running the garbage collector.
@@ -74,6 +79,11 @@ func Start(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	apiServer.Out, apiServer.Err = apiServerLog, apiServerLog
+	// Services get their ClusterIPs from a loopback range (ServiceCIDR):
+	// a proxy that sends a Service's requests to its ClusterIP (Traefik's
+	// Gateway API provider with native load balancing) then reaches a
+	// local server listening there. Nothing else here routes ClusterIPs.
+	apiServer.Configure().Set("service-cluster-ip-range", ServiceCIDR)
 	c := &Cluster{env: env, dir: opts.Dir, apiServerLog: apiServerLog}
 	if opts.AuditPolicy != "" {
 		policy := filepath.Join(opts.Dir, "audit-policy.yaml")

@@ -39,7 +39,16 @@ type TraefikOptions struct {
 	// applies (its providersThrottleDuration); 0 keeps Traefik's default,
 	// 2 s.
 	Throttle time.Duration
+	// Gateway also runs Traefik's Gateway API provider: it serves the
+	// HTTPRoutes attached to a Gateway of a GatewayClass naming
+	// TraefikGatewayController whose listener has the port of Address,
+	// and writes their status as a gateway does.
+	Gateway bool
 }
+
+// TraefikGatewayController is the controllerName of a GatewayClass that
+// Traefik's Gateway API provider serves.
+const TraefikGatewayController = "traefik.io/gateway-controller"
 
 // Traefik is a Traefik process serving the cluster's Ingresses on loopback.
 type Traefik struct {
@@ -93,7 +102,7 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 		AccessLog: filepath.Join(opts.Dir, "traefik-access.log"),
 	}
 	pingAddress := net.JoinHostPort("127.0.0.1", strconv.Itoa(pingPort))
-	config, err := yaml.Marshal(traefikStaticConfig(t.Address, pingAddress, t.Log, t.AccessLog, opts.Throttle))
+	config, err := yaml.Marshal(traefikStaticConfig(t.Address, pingAddress, t.Log, t.AccessLog, opts))
 	if err != nil {
 		return nil, err
 	}
@@ -115,18 +124,22 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 
 // traefikStaticConfig is Traefik's static configuration: the entry point
 // web on address, its ping endpoint alone on pingAddress, the Kubernetes
-// Ingress provider, logs to files and no request to the internet (no
-// version check, no usage report), with throttle between two applied
-// configurations unless it is 0.
-func traefikStaticConfig(address, pingAddress, logPath, accessLogPath string, throttle time.Duration) map[string]any {
+// Ingress provider (and the Gateway API provider with opts.Gateway), logs
+// to files and no request to the internet (no version check, no usage
+// report), with opts.Throttle between two applied configurations unless
+// it is 0.
+func traefikStaticConfig(address, pingAddress, logPath, accessLogPath string, opts TraefikOptions) map[string]any {
 	// Traefik waits 10 s by default for open connections when it stops;
 	// a test's keep-alive connections would hold every Stop that long.
 	quickShutdown := map[string]any{"lifeCycle": map[string]any{"graceTimeOut": "1s"}}
 	providers := map[string]any{
 		"kubernetesIngress": map[string]any{"allowExternalNameServices": true},
 	}
-	if throttle > 0 {
-		providers["providersThrottleDuration"] = throttle.String()
+	if opts.Gateway {
+		providers["kubernetesGateway"] = map[string]any{}
+	}
+	if opts.Throttle > 0 {
+		providers["providersThrottleDuration"] = opts.Throttle.String()
 	}
 	return map[string]any{
 		"global": map[string]any{"checkNewVersion": false, "sendAnonymousUsage": false},
@@ -184,4 +197,12 @@ func (t *Traefik) waitForPing(pingAddress string, timeout time.Duration) error {
 // Stop stops Traefik (SIGTERM, SIGKILL after 5 s).
 func (t *Traefik) Stop() {
 	t.process.Stop(5 * time.Second)
+}
+
+// Port is the port of Address: the port a Gateway's listener names for
+// Traefik's Gateway API provider to serve it on the entry point web.
+func (t *Traefik) Port() int32 {
+	_, port, _ := net.SplitHostPort(t.Address)
+	n, _ := strconv.ParseInt(port, 10, 32)
+	return int32(n)
 }

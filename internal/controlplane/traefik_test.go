@@ -14,9 +14,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
@@ -101,9 +105,23 @@ func TestTraefikServesIngresses(t *testing.T) {
 // its port.
 func answering(t *testing.T, body string) int32 {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	return answeringOn(t, "127.0.0.1", body)
+}
+
+// answeringOn serves body on ip, a loopback address, for the test's
+// duration and returns its port.
+func answeringOn(t *testing.T, ip, body string) int32 {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, body)
 	}))
+	_ = s.Listener.Close()
+	s.Listener = l
+	s.Start()
 	t.Cleanup(s.Close)
 	_, port, err := net.SplitHostPort(s.Listener.Addr().String())
 	if err != nil {
@@ -142,6 +160,84 @@ func servedBy(ctx context.Context, address, host, body string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("%s through Traefik at %s never answered 200 %q (last answer: %s)", host, address, body, last)
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestTraefikServesHTTPRoutes checks what the end-to-end tests of
+// DynamicHTTPRoutes rely on: with its Gateway API provider, Traefik
+// accepts a Gateway listening on its port and an HTTPRoute attached to it
+// (writing the route's parent status), and serves the route to a
+// LoopbackEndpoints Service.
+func TestTraefikServesHTTPRoutes(t *testing.T) {
+	if _, err := os.Stat(TraefikBinary()); err != nil {
+		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
+	}
+	dir := t.TempDir()
+	c, err := Start(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	traefik, err := StartTraefik(TraefikOptions{Dir: dir, Kubeconfig: c.Kubeconfig, Gateway: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traefik.Stop()
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(traefik.Log)
+			t.Logf("Traefik's log:\n%s", log)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "gateway"
+	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
+	objs = append(objs, builders.TraefikGateway(ns, "public", TraefikGatewayController, traefik.Port())...)
+	shopIP := "127.0.1.10"
+	shopPort := answeringOn(t, shopIP, "shop")
+	objs = append(objs, builders.LoopbackClusterIP(ns, "shop", shopIP, shopPort))
+	for _, o := range objs {
+		if err := k.Create(ctx, o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
+		Spec: builders.RouteTo("shop.example.com", "shop").Port(shopPort).Obj().Template.Spec}
+	created := time.Now()
+	if err := k.Create(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	if err := servedBy(ctx, traefik.Address, "shop.example.com", "shop"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Served %q %s after the HTTPRoute was created", "shop", time.Since(created).Round(time.Millisecond))
+	for {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(route), route); err != nil {
+			t.Fatal(err)
+		}
+		if len(route.Status.Parents) == 1 && apimeta.IsStatusConditionTrue(route.Status.Parents[0].Conditions, "Accepted") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("Traefik served the route but never accepted it: status %+v", route.Status)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

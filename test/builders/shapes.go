@@ -113,6 +113,16 @@ func RedirectTo(host, statusHost string) *HTTPRouteShape {
 	}}})
 }
 
+// Port sets the port of the rules' backendRefs (80 unless set).
+func (s *HTTPRouteShape) Port(port int32) *HTTPRouteShape {
+	for i := range s.Template.Spec.Rules {
+		for j := range s.Template.Spec.Rules[i].BackendRefs {
+			s.Template.Spec.Rules[i].BackendRefs[j].Port = ptr.To(gatewayv1.PortNumber(port))
+		}
+	}
+	return s
+}
+
 // Obj returns the variant built so far (not a copy); nil for a nil shape.
 func (s *HTTPRouteShape) Obj() *v1beta1.HTTPRouteVariant {
 	if s == nil {
