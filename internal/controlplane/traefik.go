@@ -72,11 +72,16 @@ type Traefik struct {
 // providersThrottleDuration, unless opts.Throttle says otherwise), as in a
 // real installation.
 //
-// Backends are Services of type ExternalName naming 127.0.0.1 (Traefik runs
-// with allowExternalNameServices): Traefik then sends a request to
-// 127.0.0.1 on the Service's port. Nothing runs the EndpointSlice
-// controller here, and the API server refuses loopback addresses in
-// EndpointSlices, so a ClusterIP Service could not reach a local server.
+// Backends of Ingresses are Services of type ExternalName naming 127.0.0.1
+// (Traefik runs with allowExternalNameServices): Traefik then sends a
+// request to 127.0.0.1 on the Service's port. With opts.Gateway, Traefik
+// also serves HTTPRoutes; its Gateway API provider refuses ExternalName
+// Services, so their backends are ClusterIP Services whose ClusterIP is a
+// loopback address (ServiceCIDR) marked for native load balancing, where
+// Traefik sends to the ClusterIP and the Service's port. Nothing runs the
+// EndpointSlice controller here, and the API server refuses loopback
+// addresses in EndpointSlices (FQDN ones need two labels, and no such name
+// resolves to loopback here).
 func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 	binary := TraefikBinary()
 	if _, err := os.Stat(binary); err != nil {
