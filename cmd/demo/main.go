@@ -155,6 +155,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
 	say("kubectl patch cdis global-killswitch --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'   # every public namespace")
 	say("curl -H 'Host: %s' %s   # the storefront through Traefik", storefrontHost, traffic.url())
+	say("curl -H 'Host: %s' %s   # its HTTPRoute through Traefik's Gateway", routeHost, traffic.url())
 	say("kubectl get di storefront -n %s -o jsonpath='{.status.served}'", namespace)
 	say("kubectl get dnotify -n %s   # the notifiers post to the sink at %s", namespace, sink.url)
 	say("kubectl get dynamicingress -A")
@@ -266,7 +267,7 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.showContaining([]string{`all 3 switches in shape and served (2 active, 1 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
 		return err
 	}
-	if err := reportFlip(k, traffic, "the flip", fired); err != nil {
+	if err := reportFlip(k, traffic, "the flip", fired, "-> "+routeRedirect); err != nil {
 		return err
 	}
 	fmt.Println()
@@ -327,7 +328,7 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].http.paths[0].backend.service.name}=storefront", "ingress/storefront"); err != nil {
 		return err
 	}
-	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].backendRefs[0].name}=storefront", "httproute/storefront-route"); err != nil {
+	if err := k.waitQuiet("--for=jsonpath={.spec.rules[0].backendRefs[0].name}=storefront-gateway", "httproute/storefront-route"); err != nil {
 		return err
 	}
 	if err := k.show("get", "-n", namespace, "ingress", "storefront", "-o", "custom-columns=NAME:.metadata.name,BACKEND:.spec.rules[0].http.paths[0].backend.service.name,REDIRECT:.metadata.annotations.nginx\\.ingress\\.kubernetes\\.io/permanent-redirect"); err != nil {
@@ -336,7 +337,7 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.showContaining([]string{`all 3 switches in shape and served (0 active, 3 passive)`}, "dynamic", "wait", "killswitch", "-n", namespace, "--for=served", "--timeout=60s"); err != nil {
 		return err
 	}
-	if err := reportFlip(k, traffic, "the flip back", reset); err != nil {
+	if err := reportFlip(k, traffic, "the flip back", reset, storefrontPage); err != nil {
 		return err
 	}
 	fmt.Println()

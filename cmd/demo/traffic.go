@@ -15,6 +15,20 @@ import (
 // storefrontHost is the storefront's host in config/samples.
 const storefrontHost = "shop.example.com"
 
+// routeHost is the host the demo gives the sample DynamicHTTPRoute's
+// route, so that Traefik serves it beside the storefront's Ingress (one
+// host served by both would be either's).
+const routeHost = "gateway.shop.example.com"
+
+// routeStorefrontIP is the ClusterIP of the Service the route sends to: an
+// address of the local control plane's loopback Service range
+// (controlplane.ServiceCIDR), where a copy of the storefront listens.
+const routeStorefrontIP = "127.0.1.10"
+
+// routeRedirect is where the sample route's active shape redirects, as
+// Traefik writes the Location (the filter sets no scheme: the request's).
+const routeRedirect = "//status.example.com/sorry"
+
 // The first lines of what the two local servers answer.
 const (
 	storefrontPage = "Storefront: welcome to the shop"
@@ -22,12 +36,13 @@ const (
 )
 
 // dataPlane is what users reach in the demo: Traefik on loopback serving
-// the cluster's Ingresses of class traefik, and the storefront and the
-// sorry page as two small servers on 127.0.0.1.
+// the cluster's Ingresses of class traefik and the HTTPRoutes of its
+// Gateway, the storefront and the sorry page as two small servers on
+// 127.0.0.1, and the storefront again on routeStorefrontIP for the route.
 type dataPlane struct {
-	traefik           *controlplane.Traefik
-	storefront, sorry *site
-	client            *http.Client
+	traefik                        *controlplane.Traefik
+	storefront, sorry, storefront2 *site
+	client                         *http.Client
 }
 
 // site is a local HTTP server answering every request with one status and
@@ -37,9 +52,9 @@ type site struct {
 	port   int
 }
 
-// startSite serves code and body on a free port of 127.0.0.1.
-func startSite(code int, body string) (*site, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// startSite serves code and body on a free port of ip, a loopback address.
+func startSite(ip string, code int, body string) (*site, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return nil, err
 	}
@@ -57,40 +72,47 @@ func startSite(code int, body string) (*site, error) {
 
 func (s *site) Close() error { return s.server.Close() }
 
-// startDataPlane starts Traefik against the cluster of kubeconfig (logs in
-// dir) and the two sites.
+// startDataPlane starts Traefik, with its Ingress and Gateway API
+// providers, against the cluster of kubeconfig (logs in dir), and the
+// sites.
 func startDataPlane(dir, kubeconfig string) (*dataPlane, error) {
-	storefront, err := startSite(http.StatusOK, storefrontPage+"\nToday's offers: ...")
+	d := &dataPlane{client: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil},
+		// A user's browser would follow the route's redirect; the demo
+		// shows it.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	var err error
+	shop := storefrontPage + "\nToday's offers: ..."
+	if d.storefront, err = startSite("127.0.0.1", http.StatusOK, shop); err == nil {
+		if d.sorry, err = startSite("127.0.0.1", http.StatusServiceUnavailable, sorryPage+"\nThe status page has the details."); err == nil {
+			if d.storefront2, err = startSite(routeStorefrontIP, http.StatusOK, shop); err == nil {
+				d.traefik, err = controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: kubeconfig, Gateway: true})
+			}
+		}
+	}
 	if err != nil {
+		d.Stop()
 		return nil, err
 	}
-	sorry, err := startSite(http.StatusServiceUnavailable, sorryPage+"\nThe status page has the details.")
-	if err != nil {
-		_ = storefront.Close()
-		return nil, err
-	}
-	traefik, err := controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: kubeconfig})
-	if err != nil {
-		_ = storefront.Close()
-		_ = sorry.Close()
-		return nil, err
-	}
-	return &dataPlane{traefik: traefik, storefront: storefront, sorry: sorry,
-		client: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}}, nil
+	return d, nil
 }
 
-// Stop stops Traefik and the sites.
+// Stop stops Traefik and the sites that started.
 func (d *dataPlane) Stop() {
-	d.traefik.Stop()
-	_ = d.storefront.Close()
-	_ = d.sorry.Close()
+	if d.traefik != nil {
+		d.traefik.Stop()
+	}
+	for _, s := range []*site{d.storefront, d.sorry, d.storefront2} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
 }
 
 // url is what users request: the storefront through Traefik.
 func (d *dataPlane) url() string { return "http://" + d.traefik.Address + "/" }
 
 // answer is what a request through Traefik got: the status code and the
-// first line of the body, or the error.
+// first line of the body (or where it redirects), or the error.
 type answer struct {
 	code  int
 	first string
@@ -106,11 +128,17 @@ func (a answer) String() string {
 
 // get requests the storefront's host through Traefik, as a user would.
 func (d *dataPlane) get(ctx context.Context) answer {
+	return d.getHost(ctx, storefrontHost)
+}
+
+// getHost requests host through Traefik, as a user would; a redirect's
+// answer is "-> its Location".
+func (d *dataPlane) getHost(ctx context.Context, host string) answer {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url(), nil)
 	if err != nil {
 		return answer{err: err}
 	}
-	req.Host = storefrontHost
+	req.Host = host
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return answer{err: err}
@@ -119,6 +147,9 @@ func (d *dataPlane) get(ctx context.Context) answer {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if err != nil {
 		return answer{err: err}
+	}
+	if loc := resp.Header.Get("Location"); loc != "" {
+		return answer{code: resp.StatusCode, first: "-> " + loc}
 	}
 	first, _, _ := strings.Cut(string(body), "\n")
 	return answer{code: resp.StatusCode, first: first}
@@ -162,8 +193,8 @@ func (d *dataPlane) watchFor(want string, edited time.Time) <-chan sighting {
 	return out
 }
 
-// dataPlaneManifest is the IngressClass Traefik serves and the storefront's
-// two backends: Services of type ExternalName naming 127.0.0.1, so that
+// manifest is the IngressClass Traefik serves and the storefront's two
+// backends: Services of type ExternalName naming 127.0.0.1, so that
 // Traefik sends their requests to the local servers (the local control
 // plane runs no EndpointSlice controller, and the API server refuses
 // loopback addresses in EndpointSlices). Traefik takes the port of an
@@ -198,6 +229,58 @@ spec:
 `, d.storefront.port, d.sorry.port)
 }
 
+// gatewayManifest is Traefik's GatewayClass, the Gateway "public" the
+// sample route names, listening on Traefik's port, and the Service the
+// route sends to: Traefik's Gateway API provider refuses ExternalName
+// Services, so it is a ClusterIP Service whose ClusterIP is the loopback
+// address the storefront's copy listens on, with Traefik's native load
+// balancing (Traefik sends to the ClusterIP and the Service's port).
+func (d *dataPlane) gatewayManifest() string {
+	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: traefik
+spec:
+  controllerName: %s
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: public
+spec:
+  gatewayClassName: traefik
+  listeners:
+  - {name: web, port: %d, protocol: HTTP}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: storefront-gateway
+  annotations:
+    traefik.io/service.nativelb: "true"
+spec:
+  clusterIP: %s
+  ports:
+  - {name: http, port: %d}
+`, controlplane.TraefikGatewayController, d.traefik.Port(), routeStorefrontIP, d.storefront2.port)
+}
+
+// routePatch gives the sample DynamicHTTPRoute's two shapes the host
+// routeHost and its passive shape the Service storefront-gateway, and sets
+// spec.served: Traefik's address with that host, the redirect (302) while
+// active, the storefront (200) while passive.
+func (d *dataPlane) routePatch() string {
+	return fmt.Sprintf(`[
+ {"op":"replace","path":"/spec/passiveRoute/template/spec/hostnames/0","value":%[1]q},
+ {"op":"replace","path":"/spec/passiveRoute/template/spec/rules/0/backendRefs/0/name","value":"storefront-gateway"},
+ {"op":"replace","path":"/spec/passiveRoute/template/spec/rules/0/backendRefs/0/port","value":%[2]d},
+ {"op":"replace","path":"/spec/activeRoute/template/spec/hostnames/0","value":%[1]q},
+ {"op":"add","path":"/spec/served","value":{"url":%[3]q,"headers":[{"name":"Host","value":%[1]q}],
+  "active":{"statusCode":"302"},"passive":{"statusCode":"200","body":"Storefront","bodyMatch":"Contains"},
+  "period":"250ms","timeout":"1m"}}
+]`, routeHost, d.storefront2.port, d.url())
+}
+
 // servedPatch moves the sample storefront's two shapes to Traefik's class
 // and the local servers' ports, and sets spec.served: the storefront's URL
 // through Traefik with its Host header, the sorry page's 503 and text
@@ -214,9 +297,19 @@ func (d *dataPlane) servedPatch() string {
 ]`, d.storefront.port, d.sorry.port, d.url(), storefrontHost)
 }
 
-// servedColumns is the storefront's Served condition and status.served.
-var servedColumns = []string{"get", "-n", namespace, "di", "storefront", "-o",
-	`custom-columns=NAME:.metadata.name,ACTIVE:.status.conditions[?(@.type=="Active")].status,SERVED:.status.conditions[?(@.type=="Served")].status,REASON:.status.conditions[?(@.type=="Served")].reason,MODE:.status.served.mode,AFTER:.status.served.after,MESSAGE:.status.conditions[?(@.type=="Served")].message`}
+// servedColumns shows the Served condition and status.served of objects
+// ("di/storefront").
+func servedColumns(objects ...string) []string {
+	return append(append([]string{"get", "-n", namespace}, objects...), "-o", servedColumnsFormat)
+}
+
+// servedColumnsFormat is servedColumns' -o.
+const servedColumnsFormat = `custom-columns=NAME:.metadata.name,ACTIVE:.status.conditions[?(@.type=="Active")].status,SERVED:.status.conditions[?(@.type=="Served")].status,REASON:.status.conditions[?(@.type=="Served")].reason,MODE:.status.served.mode,AFTER:.status.served.after,MESSAGE:.status.conditions[?(@.type=="Served")].message`
+
+// routeAccepted is the route's generation and what its parent (Traefik's
+// Gateway) says of it.
+var routeAccepted = []string{"get", "-n", namespace, "httproute", "storefront-route", "-o",
+	`custom-columns=NAME:.metadata.name,GENERATION:.metadata.generation,PARENT:.status.parents[0].parentRef.name,ACCEPTED:.status.parents[0].conditions[?(@.type=="Accepted")].status,OF-GENERATION:.status.parents[0].conditions[?(@.type=="Accepted")].observedGeneration`}
 
 // serveStorefront puts the storefront behind Traefik and has the operator
 // check its flips there (spec.served), and shows what users get.
@@ -236,7 +329,7 @@ func serveStorefront(k *kubectl, d *dataPlane) error {
 	if err := k.waitQuiet("--for=condition=Served", "di/storefront"); err != nil {
 		return err
 	}
-	if err := k.show(servedColumns...); err != nil {
+	if err := k.show(servedColumns("di/storefront")...); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -247,12 +340,44 @@ func serveStorefront(k *kubectl, d *dataPlane) error {
 	if a.err != nil || a.first != storefrontPage {
 		return fmt.Errorf("through Traefik the storefront answered %s, want 200 %q", a, storefrontPage)
 	}
+	return serveRoute(k, d)
+}
+
+// serveRoute puts the sample DynamicHTTPRoute behind Traefik's Gateway and
+// has the operator check its flips there.
+func serveRoute(k *kubectl, d *dataPlane) error {
+	fmt.Println()
+	say("Traefik also serves Gateway API: its GatewayClass, the Gateway public that the sample route names")
+	say("(listening on Traefik's port), and the storefront again on %s behind a ClusterIP Service:", routeStorefrontIP)
+	if err := k.showApply(d.gatewayManifest(), ""); err != nil {
+		return err
+	}
+	say("The route gets its own host (%s), the Service, and spec.served. A route is served once", routeHost)
+	say("the URL answers as the shape and its Gateway accepted the route's generation the operator wrote:")
+	if err := k.show("patch", "-n", namespace, "dhr", "storefront-route", "--type", "json", "-p", d.routePatch()); err != nil {
+		return err
+	}
+	if err := k.waitQuiet("--for=condition=Served", "dhr/storefront-route"); err != nil {
+		return err
+	}
+	if err := k.show(routeAccepted...); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a := d.getHost(ctx, routeHost)
+	fmt.Println()
+	say("curl -H 'Host: %s' %s   ->  %s", routeHost, d.url(), a)
+	if a.err != nil || a.first != storefrontPage {
+		return fmt.Errorf("through Traefik's Gateway the route answered %s, want 200 %q", a, storefrontPage)
+	}
 	return nil
 }
 
 // reportFlip waits for the sighting of a flip, and prints what users got
-// before and after it and what the storefront's status says.
-func reportFlip(k *kubectl, d *dataPlane, what string, seen <-chan sighting) error {
+// before and after it, what the route answers (it must be routeWant: the
+// flip is served) and what the statuses say.
+func reportFlip(k *kubectl, d *dataPlane, what string, seen <-chan sighting, routeWant string) error {
 	s := <-seen
 	if s.err != nil {
 		return s.err
@@ -262,9 +387,20 @@ func reportFlip(k *kubectl, d *dataPlane, what string, seen <-chan sighting) err
 	say("  before %s: %s", what, s.before)
 	say("  after %s:  %s", what, s.seen)
 	say("  first served %.2fs after the state's edit (kubectl patch returned).", s.after.Seconds())
-	say("The storefront's Served condition: status.served.after counts from the target's write, and the")
-	say("operator requested the URL every 250ms until it answered as the new shape:")
-	return k.show(servedColumns...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	route := d.getHost(ctx, routeHost)
+	say("  the route through Traefik's Gateway (Host: %s), once served: %s", routeHost, route)
+	if route.err != nil || route.first != routeWant {
+		return fmt.Errorf("once served, the route answered %s through Traefik's Gateway, want %q", route, routeWant)
+	}
+	say("The Served conditions: status.served.after counts from the target's write, and the operator")
+	say("requested each URL every 250ms until it answered as the new shape (for the route, also until")
+	say("its Gateway accepted the route's new generation):")
+	if err := k.show(servedColumns("di/storefront", "dhr/storefront-route")...); err != nil {
+		return err
+	}
+	return k.show(routeAccepted...)
 }
 
 // flipKillSwitch requests the storefront through Traefik (before the
