@@ -108,7 +108,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 		return err
 	}
 	defer traffic.Stop()
-	say("Traefik %s serves the cluster's Ingresses at http://%s (logs: %s)", controlplane.TraefikVersion, traffic.traefik.Address, traffic.traefik.Log)
+	say("Traefik %s serves the cluster's Ingresses and its Gateway's HTTPRoutes at http://%s (logs: %s)", controlplane.TraefikVersion, traffic.traefik.Address, traffic.traefik.Log)
 
 	title("Starting the manager")
 	args := []string{

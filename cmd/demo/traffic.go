@@ -40,9 +40,9 @@ const (
 // Gateway, the storefront and the sorry page as two small servers on
 // 127.0.0.1, and the storefront again on routeStorefrontIP for the route.
 type dataPlane struct {
-	traefik                        *controlplane.Traefik
-	storefront, sorry, storefront2 *site
-	client                         *http.Client
+	traefik                            *controlplane.Traefik
+	storefront, sorry, routeStorefront *site
+	client                             *http.Client
 }
 
 // site is a local HTTP server answering every request with one status and
@@ -84,7 +84,7 @@ func startDataPlane(dir, kubeconfig string) (*dataPlane, error) {
 	shop := storefrontPage + "\nToday's offers: ..."
 	if d.storefront, err = startSite("127.0.0.1", http.StatusOK, shop); err == nil {
 		if d.sorry, err = startSite("127.0.0.1", http.StatusServiceUnavailable, sorryPage+"\nThe status page has the details."); err == nil {
-			if d.storefront2, err = startSite(routeStorefrontIP, http.StatusOK, shop); err == nil {
+			if d.routeStorefront, err = startSite(routeStorefrontIP, http.StatusOK, shop); err == nil {
 				d.traefik, err = controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: kubeconfig, Gateway: true})
 			}
 		}
@@ -101,14 +101,15 @@ func (d *dataPlane) Stop() {
 	if d.traefik != nil {
 		d.traefik.Stop()
 	}
-	for _, s := range []*site{d.storefront, d.sorry, d.storefront2} {
+	for _, s := range []*site{d.storefront, d.sorry, d.routeStorefront} {
 		if s != nil {
 			_ = s.Close()
 		}
 	}
 }
 
-// url is what users request: the storefront through Traefik.
+// url is what users request: Traefik, for the storefront's host and the
+// route's.
 func (d *dataPlane) url() string { return "http://" + d.traefik.Address + "/" }
 
 // answer is what a request through Traefik got: the status code and the
@@ -262,7 +263,7 @@ spec:
   clusterIP: %s
   ports:
   - {name: http, port: %d}
-`, controlplane.TraefikGatewayController, d.traefik.Port(), routeStorefrontIP, d.storefront2.port)
+`, controlplane.TraefikGatewayController, d.traefik.Port(), routeStorefrontIP, d.routeStorefront.port)
 }
 
 // routePatch gives the sample DynamicHTTPRoute's two shapes the host
@@ -278,7 +279,7 @@ func (d *dataPlane) routePatch() string {
  {"op":"add","path":"/spec/served","value":{"url":%[3]q,"headers":[{"name":"Host","value":%[1]q}],
   "active":{"statusCode":"302"},"passive":{"statusCode":"200","body":"Storefront","bodyMatch":"Contains"},
   "period":"250ms","timeout":"1m"}}
-]`, routeHost, d.storefront2.port, d.url())
+]`, routeHost, d.routeStorefront.port, d.url())
 }
 
 // servedPatch moves the sample storefront's two shapes to Traefik's class

@@ -34,7 +34,10 @@ type Options struct {
 
 // ServiceCIDR is the range of the local clusters' Service ClusterIPs, on
 // loopback; the API server takes its first address for the Service
-// "kubernetes".
+// "kubernetes". A test or the demo that names a ClusterIP (for a local
+// server listening there) picks one of 127.0.1.2-127.0.1.16: the API
+// server assigns those only when asked for, so none is taken by a Service
+// that asked for none. Linux routes all of 127.0.0.0/8 to loopback.
 const ServiceCIDR = "127.0.1.0/24"
 
 // Cluster is a local control plane: etcd and kube-apiserver (through

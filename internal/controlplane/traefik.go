@@ -32,8 +32,9 @@ type TraefikOptions struct {
 	// Dir receives the static configuration and the logs. Created when missing.
 	Dir string
 	// Kubeconfig is the kubeconfig Traefik reads Ingresses, Services and
-	// IngressClasses with (Cluster.Kubeconfig, or one of Cluster.AddUser
-	// to tell Traefik's requests apart in the audit log).
+	// IngressClasses with, and with Gateway the Gateway API's objects,
+	// whose status it writes (Cluster.Kubeconfig, or one of
+	// Cluster.AddUser to tell Traefik's requests apart in the audit log).
 	Kubeconfig string
 	// Throttle is the least time between two configurations Traefik
 	// applies (its providersThrottleDuration); 0 keeps Traefik's default,
@@ -50,11 +51,14 @@ type TraefikOptions struct {
 // Traefik's Gateway API provider serves.
 const TraefikGatewayController = "traefik.io/gateway-controller"
 
-// Traefik is a Traefik process serving the cluster's Ingresses on loopback.
+// Traefik is a Traefik process serving the cluster's Ingresses (and with
+// TraefikOptions.Gateway, its Gateways' HTTPRoutes) on loopback.
 type Traefik struct {
 	// Address is where Traefik serves HTTP (its entry point "web"),
 	// 127.0.0.1:port.
 	Address string
+	// port is Address's port.
+	port int32
 	// Log is Traefik's own log and AccessLog its access log, one line per
 	// request.
 	Log, AccessLog string
@@ -63,8 +67,9 @@ type Traefik struct {
 }
 
 // StartTraefik starts Traefik (TraefikBinary) on loopback with its
-// Kubernetes Ingress provider reading the cluster of opts.Kubeconfig, and
-// returns once it answers its ping endpoint; stop it with Stop.
+// Kubernetes Ingress provider (and with opts.Gateway its Gateway API
+// provider) reading the cluster of opts.Kubeconfig, and returns once it
+// answers its ping endpoint; stop it with Stop.
 //
 // Traefik serves the Ingresses without an ingressClassName, and those whose
 // IngressClass names the controller traefik.io/ingress-controller. It
@@ -103,6 +108,7 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 	}
 	t := &Traefik{
 		Address:   net.JoinHostPort("127.0.0.1", strconv.Itoa(webPort)),
+		port:      int32(webPort),
 		Log:       filepath.Join(opts.Dir, "traefik.log"),
 		AccessLog: filepath.Join(opts.Dir, "traefik-access.log"),
 	}
@@ -206,8 +212,4 @@ func (t *Traefik) Stop() {
 
 // Port is the port of Address: the port a Gateway's listener names for
 // Traefik's Gateway API provider to serve it on the entry point web.
-func (t *Traefik) Port() int32 {
-	_, port, _ := net.SplitHostPort(t.Address)
-	n, _ := strconv.ParseInt(port, 10, 32)
-	return int32(n)
-}
+func (t *Traefik) Port() int32 { return t.port }

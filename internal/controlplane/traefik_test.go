@@ -168,7 +168,7 @@ func servedBy(ctx context.Context, address, host, body string) error {
 // DynamicHTTPRoutes rely on: with its Gateway API provider, Traefik
 // accepts a Gateway listening on its port and an HTTPRoute attached to it
 // (writing the route's parent status), and serves the route to a
-// LoopbackEndpoints Service.
+// LoopbackClusterIP Service.
 func TestTraefikServesHTTPRoutes(t *testing.T) {
 	if _, err := os.Stat(TraefikBinary()); err != nil {
 		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
@@ -231,12 +231,15 @@ func TestTraefikServesHTTPRoutes(t *testing.T) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(route), route); err != nil {
 			t.Fatal(err)
 		}
-		if len(route.Status.Parents) == 1 && apimeta.IsStatusConditionTrue(route.Status.Parents[0].Conditions, "Accepted") {
-			break
+		if len(route.Status.Parents) == 1 {
+			if c := apimeta.FindStatusCondition(route.Status.Parents[0].Conditions, "Accepted"); c != nil &&
+				c.Status == metav1.ConditionTrue && c.ObservedGeneration == route.Generation {
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("Traefik served the route but never accepted it: status %+v", route.Status)
+			t.Fatalf("Traefik served the route but never accepted its generation %d: status %+v", route.Generation, route.Status)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -51,7 +51,7 @@ func pluginSwitches(cfg config) int {
 // get in shape: a short one and a longer one.
 func pluginLongWaits(cfg config) []time.Duration {
 	if cfg.name == "small" {
-		return []time.Duration{time.Second, 3 * time.Second}
+		return []time.Duration{2 * time.Second, 4 * time.Second}
 	}
 	return []time.Duration{5 * time.Second, 20 * time.Second}
 }

@@ -11,7 +11,8 @@ import (
 // one port: a proxy that resolves ExternalName Services (Traefik with
 // allowExternalNameServices) sends its requests to a local server listening
 // on 127.0.0.1:port. The API server refuses loopback addresses in
-// EndpointSlices, so a ClusterIP Service cannot point there.
+// EndpointSlices, so no Service can list 127.0.0.1 as an endpoint; for a
+// proxy that refuses ExternalName Services, see LoopbackClusterIP.
 func LoopbackService(ns, name string, port int32) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objectMeta(ns, name),

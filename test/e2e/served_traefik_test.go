@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
@@ -44,16 +46,23 @@ type loopbackBackend struct {
 	checks atomic.Int64
 }
 
-func startBackend(t *testing.T, code int, body string) *loopbackBackend {
+func startBackend(t *testing.T, ip string, code int, body string) *loopbackBackend {
 	t.Helper()
 	b := &loopbackBackend{}
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.UserAgent() != outsideAgent {
 			b.checks.Add(1)
 		}
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, body)
 	}))
+	_ = s.Listener.Close()
+	s.Listener = l
+	s.Start()
 	t.Cleanup(s.Close)
 	b.port = suite.ServerPort(s)
 	return b
@@ -62,7 +71,9 @@ func startBackend(t *testing.T, code int, body string) *loopbackBackend {
 // servedStorefront is one test's data plane and switch: Traefik, the
 // storefront (200) and the sorry page (503) behind it, and the
 // DynamicIngress "storefront" of ns following the state "killswitch"
-// (active while it answers 503) for host.
+// (active while it answers 503) for host. The route's test
+// (served_gateway_test.go) uses its outside client, flip and waitServed,
+// with a DynamicHTTPRoute and no sorry page.
 type servedStorefront struct {
 	ns, host     string
 	traefik      *controlplane.Traefik
@@ -84,20 +95,10 @@ func newServedStorefront(t *testing.T, prefix string, period, throttle time.Dura
 		t.Skipf("Traefik is not built (%s): run `make traefik`", controlplane.TraefikBinary())
 	}
 	ns := newNamespace(t, prefix)
-	dir := t.TempDir()
-	traefik, err := controlplane.StartTraefik(controlplane.TraefikOptions{Dir: dir, Kubeconfig: cluster.Kubeconfig, Throttle: throttle})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		traefik.Stop()
-		if t.Failed() {
-			log, _ := os.ReadFile(traefik.Log)
-			t.Logf("Traefik's log:\n%s", log)
-		}
-	})
+	traefik := startTraefik(t, controlplane.TraefikOptions{Throttle: throttle})
 	s := &servedStorefront{ns: ns, host: ns + ".example.com", traefik: traefik,
-		shop: startBackend(t, http.StatusOK, shopAnswer), sorry: startBackend(t, http.StatusServiceUnavailable, sorryAnswer),
+		shop:   startBackend(t, "127.0.0.1", http.StatusOK, shopAnswer),
+		sorry:  startBackend(t, "127.0.0.1", http.StatusServiceUnavailable, sorryAnswer),
 		period: period, client: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}}
 	s.servedURL = "http://" + traefik.Address + "/"
 	s.passiveShape = builders.IngressTo(s.host, "shop").Port(s.shop.port)
@@ -109,13 +110,41 @@ func newServedStorefront(t *testing.T, prefix string, period, throttle time.Dura
 // serviceYAML is a LoopbackService for kubectl.
 func serviceYAML(t *testing.T, ns, name string, port int32) string {
 	t.Helper()
-	svc := builders.LoopbackService(ns, name, port)
-	svc.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Service"})
-	out, err := yaml.Marshal(svc)
+	return objectYAML(t, builders.LoopbackService(ns, name, port))
+}
+
+// objectYAML is obj as a manifest for kubectl, with its apiVersion and kind.
+func objectYAML(t *testing.T, obj client.Object) string {
+	t.Helper()
+	gvk, _, err := controller.NewScheme().ObjectKinds(obj)
+	if err != nil || len(gvk) == 0 {
+		t.Fatalf("no kind for %T: %v", obj, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk[0])
+	out, err := yaml.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// startTraefik starts Traefik for one test, reading the suite's cluster,
+// with its log in the test's output when the test fails.
+func startTraefik(t *testing.T, opts controlplane.TraefikOptions) *controlplane.Traefik {
+	t.Helper()
+	opts.Dir, opts.Kubeconfig = t.TempDir(), cluster.Kubeconfig
+	traefik, err := controlplane.StartTraefik(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		traefik.Stop()
+		if t.Failed() {
+			log, _ := os.ReadFile(traefik.Log)
+			t.Logf("Traefik's log:\n%s", log)
+		}
+	})
+	return traefik
 }
 
 // storefront is the switch: the passive and active shapes, and
@@ -127,7 +156,8 @@ func (s *servedStorefront) storefront(timeout time.Duration) string {
 		Served(builders.Served(s.servedURL, "503", "200").Header("Host", s.host).Period(s.period).Timeout(timeout)).YAML()
 }
 
-// get requests the host through Traefik as an outside client.
+// get requests the host through Traefik as an outside client: the status
+// code and the body, or "-> Location" for a redirect.
 func (s *servedStorefront) get(host string) (code int, body string, err error) {
 	req, err := http.NewRequest(http.MethodGet, s.servedURL, nil)
 	if err != nil {
@@ -140,6 +170,11 @@ func (s *servedStorefront) get(host string) (code int, body string, err error) {
 		return 0, "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if loc := resp.Header.Get("Location"); loc != "" {
+		// A redirect (the client of the route's test does not follow
+		// them): where to.
+		return resp.StatusCode, "-> " + loc, nil
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return resp.StatusCode, string(b), err
 }
