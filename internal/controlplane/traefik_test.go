@@ -30,42 +30,9 @@ import (
 // a LoopbackService is served through Traefik, and an edit of the Ingress
 // changes what Traefik serves.
 func TestTraefikServesIngresses(t *testing.T) {
-	if _, err := os.Stat(TraefikBinary()); err != nil {
-		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
-	}
-	dir := t.TempDir()
-	c, err := Start(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Stop() }()
-	kubeconfig, err := c.AddUser("traefik")
-	if err != nil {
-		t.Fatal(err)
-	}
-	traefik, err := StartTraefik(TraefikOptions{Dir: dir, Kubeconfig: kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer traefik.Stop()
-	// dir goes with the test: show Traefik's log while it is still there.
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(traefik.Log)
-			t.Logf("Traefik's log:\n%s", log)
-		}
-	})
+	traefik, k := startWithTraefik(t, TraefikOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatalf("loading %s: %v", c.Kubeconfig, err)
-	}
-	k, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := "traefik"
 	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -99,6 +66,55 @@ func TestTraefikServesIngresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Served %q %s after the Ingress was edited", "sorry", time.Since(edited).Round(time.Millisecond))
+}
+
+// startWithTraefik starts a local cluster and Traefik beside it (opts, with
+// the cluster's user "traefik"), both stopped when the test ends, and
+// returns Traefik and an admin client knowing the core and Gateway API
+// kinds. It skips the test when Traefik is not built.
+func startWithTraefik(t *testing.T, opts TraefikOptions) (*Traefik, client.Client) {
+	t.Helper()
+	if _, err := os.Stat(TraefikBinary()); err != nil {
+		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
+	}
+	dir := t.TempDir()
+	c, err := Start(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	if opts.Kubeconfig, err = c.AddUser("traefik"); err != nil {
+		t.Fatal(err)
+	}
+	opts.Dir = dir
+	traefik, err := StartTraefik(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last first: Traefik stops before the cluster, and its
+	// log is shown while dir is still there.
+	t.Cleanup(func() {
+		traefik.Stop()
+		if t.Failed() {
+			log, _ := os.ReadFile(traefik.Log)
+			t.Logf("Traefik's log:\n%s", log)
+		}
+	})
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatalf("loading %s: %v", c.Kubeconfig, err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return traefik, k
 }
 
 // answering serves body on 127.0.0.1 for the test's duration and returns
@@ -170,42 +186,9 @@ func servedBy(ctx context.Context, address, host, body string) error {
 // (writing the route's parent status), and serves the route to a
 // LoopbackClusterIP Service.
 func TestTraefikServesHTTPRoutes(t *testing.T) {
-	if _, err := os.Stat(TraefikBinary()); err != nil {
-		t.Skipf("Traefik is not built (%s): run `make traefik`", TraefikBinary())
-	}
-	dir := t.TempDir()
-	c, err := Start(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Stop() }()
-	traefik, err := StartTraefik(TraefikOptions{Dir: dir, Kubeconfig: c.Kubeconfig, Gateway: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer traefik.Stop()
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(traefik.Log)
-			t.Logf("Traefik's log:\n%s", log)
-		}
-	})
+	traefik, k := startWithTraefik(t, TraefikOptions{Gateway: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	k, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := "gateway"
 	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
 	objs = append(objs, builders.TraefikGateway(ns, "public", TraefikGatewayController, traefik.Port())...)
