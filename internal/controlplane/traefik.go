@@ -98,6 +98,28 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	// A free port may be taken by another process before Traefik binds
+	// it (tests start servers beside each other): then Traefik exits at
+	// once, and a new pair of ports is tried.
+	var err error
+	for attempt := 1; ; attempt++ {
+		var t *Traefik
+		t, err = startTraefikOnce(binary, opts)
+		if err == nil {
+			return t, nil
+		}
+		if attempt == 3 || !errors.Is(err, errPortTaken) {
+			return nil, err
+		}
+	}
+}
+
+// errPortTaken is why Traefik exited at its start when one of its ports
+// was taken meanwhile.
+var errPortTaken = errors.New("a port of Traefik was taken before it bound it")
+
+// startTraefikOnce is StartTraefik on one pair of free ports.
+func startTraefikOnce(binary string, opts TraefikOptions) (*Traefik, error) {
 	webPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -128,7 +150,12 @@ func StartTraefik(opts TraefikOptions) (*Traefik, error) {
 	}
 	if err := t.waitForPing(pingAddress, 30*time.Second); err != nil {
 		t.Stop()
-		return nil, err
+		log, _ := os.ReadFile(t.Log)
+		out, _ := os.ReadFile(filepath.Join(opts.Dir, "traefik.out"))
+		if strings.Contains(string(log)+string(out), "address already in use") {
+			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return nil, fmt.Errorf("%w\nTraefik's log:\n%s%s", err, log, out)
 	}
 	return t, nil
 }
