@@ -20,6 +20,13 @@ func Notifier(ns, name, sinkURL string) *NotifierWrapper {
 // Obj returns the notifier built so far (not a copy).
 func (w *NotifierWrapper) Obj() *v1beta1.DynamicIngressNotifier { return &w.DynamicIngressNotifier }
 
+// YAML renders the notifier, with apiVersion and kind, for kubectl.
+func (w *NotifierWrapper) YAML() string {
+	obj := w.DeepCopy()
+	obj.TypeMeta = typeMeta("DynamicIngressNotifier")
+	return toYAML(obj)
+}
+
 // State adds a DynamicIngressState of the notifier's namespace.
 func (w *NotifierWrapper) State(name string) *NotifierWrapper {
 	w.Spec.States = append(w.Spec.States, v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: name})

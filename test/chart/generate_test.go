@@ -211,6 +211,7 @@ const (
 // checkOwnClusterScopedKinds).
 var clusterScoped = map[string]ruleScope{
 	"apiextensions.k8s.io/customresourcedefinitions": clusterWide,
+	"authorization.k8s.io/subjectaccessreviews":      clusterWide,
 	"/namespaces": clusterWideForClusterStates,
 	"ingress.dynamicingress.io/clusterdynamicingressstates":        clusterWideForClusterStates,
 	"ingress.dynamicingress.io/clusterdynamicingressstates/status": clusterWideForClusterStates,

@@ -58,10 +58,11 @@ func onResources(perms []string, resources []string, keep bool) []string {
 }
 
 // The manager's resources that no Role can grant: the HTTPRoute CRD (for
-// its defaults), and those that following ClusterDynamicIngressStates
+// its defaults) and SubjectAccessReviews (the webhooks' question of who may
+// make the manager send requests), and those that following ClusterDynamicIngressStates
 // needs (reading them and their grants' Namespaces, writing their status).
 var (
-	crdResources          = []string{"apiextensions.k8s.io/customresourcedefinitions"}
+	crdResources          = []string{"apiextensions.k8s.io/customresourcedefinitions", "authorization.k8s.io/subjectaccessreviews"}
 	clusterStateResources = []string{
 		"/namespaces",
 		"ingress.dynamicingress.io/clusterdynamicingressstates",

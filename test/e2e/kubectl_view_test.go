@@ -147,24 +147,31 @@ func TestKubectlDynamicAsViewer(t *testing.T) {
 
 // aggregateViewRole applies the operator's viewer ClusterRoles
 // (config/rbac/*_viewer_role.yaml) and makes sure the built-in view
-// ClusterRole holds their rules.
-//
-// In a real cluster kube-controller-manager's clusterrole-aggregation
-// controller fills view's rules with those of every ClusterRole its
-// aggregationRule selects (the label aggregate-to-view). This suite's
-// kube-controller-manager runs the garbage collector and the namespace
-// controller only, so the bootstrap view role kube-apiserver creates keeps
-// its aggregationRule and no rules. When view has no rules, the test
-// writes them as that controller would: the union of the rules of the
-// ClusterRoles the aggregationRule selects (system:aggregate-to-view and
-// the operator's viewer roles among them), each rule once. When view has
-// rules, the controller runs: the test waits for the viewer roles' rules
-// to arrive.
+// ClusterRole holds their rules (aggregateRole).
 func aggregateViewRole(t *testing.T) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "config", "rbac", "*_viewer_role.yaml"))
+	aggregateRole(t, "view", "*_viewer_role.yaml")
+}
+
+// aggregateRole applies the operator's ClusterRoles of config/rbac that
+// pattern matches and makes sure the built-in ClusterRole role holds
+// their rules.
+//
+// In a real cluster kube-controller-manager's clusterrole-aggregation
+// controller fills a built-in role's rules with those of every ClusterRole
+// its aggregationRule selects (the label aggregate-to-view, -edit, ...).
+// This suite's kube-controller-manager runs the garbage collector and the
+// namespace controller only, so the bootstrap role kube-apiserver creates
+// keeps its aggregationRule and no rules. When the role has no rules, the
+// test writes them as that controller would: the union of the rules of
+// the ClusterRoles the aggregationRule selects (the operator's roles among
+// them), each rule once. When it has rules, the controller runs: the test
+// waits for the operator's rules to arrive.
+func aggregateRole(t *testing.T, role, pattern string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "config", "rbac", pattern))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("config/rbac/*_viewer_role.yaml: %v, %d files", err, len(files))
+		t.Fatalf("config/rbac/%s: %v, %d files", pattern, err, len(files))
 	}
 	args := []string{"apply"}
 	for _, f := range files {
@@ -172,14 +179,14 @@ func aggregateViewRole(t *testing.T) {
 	}
 	kubectl(t, "", args...)
 
-	view := clusterRole(t, "view")
-	if view.AggregationRule == nil {
-		t.Fatal("the view ClusterRole has no aggregationRule")
+	builtin := clusterRole(t, role)
+	if builtin.AggregationRule == nil {
+		t.Fatalf("the %s ClusterRole has no aggregationRule", role)
 	}
-	if len(view.Rules) == 0 {
-		t.Log("view has no rules: no clusterrole-aggregation controller runs; aggregating as it would")
+	if len(builtin.Rules) == 0 || !grantsDynamicIngresses(builtin) {
+		t.Logf("%s does not grant dynamicingresses: no clusterrole-aggregation controller runs; aggregating as it would", role)
 		var rules []rbacv1.PolicyRule
-		for _, selector := range view.AggregationRule.ClusterRoleSelectors {
+		for _, selector := range builtin.AggregationRule.ClusterRoleSelectors {
 			sel, err := metav1.LabelSelectorAsSelector(&selector)
 			if err != nil {
 				t.Fatal(err)
@@ -189,8 +196,8 @@ func aggregateViewRole(t *testing.T) {
 				t.Fatal(err)
 			}
 			sort.Slice(roles.Items, func(i, j int) bool { return roles.Items[i].Name < roles.Items[j].Name })
-			for _, role := range roles.Items {
-				for _, rule := range role.Rules {
+			for _, r := range roles.Items {
+				for _, rule := range r.Rules {
 					if !containsRule(rules, rule) {
 						rules = append(rules, rule)
 					}
@@ -201,12 +208,12 @@ func aggregateViewRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kubectl(t, "", "patch", "clusterrole", "view", "--type=merge", "-p", string(patch))
+		kubectl(t, "", "patch", "clusterrole", role, "--type=merge", "-p", string(patch))
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !grantsDynamicIngresses(clusterRole(t, "view")) {
+	for !grantsDynamicIngresses(clusterRole(t, role)) {
 		if time.Now().After(deadline) {
-			t.Fatal("the view ClusterRole does not grant dynamicingresses 30s after the viewer roles were applied")
+			t.Fatalf("the %s ClusterRole does not grant dynamicingresses 30s after the operator's roles were applied", role)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

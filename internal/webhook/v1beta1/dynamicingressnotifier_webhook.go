@@ -48,24 +48,40 @@ func DefaultDynamicIngressNotifier(n *v1beta1.DynamicIngressNotifier) {
 // DynamicIngressNotifierValidator checks a notifier.
 type DynamicIngressNotifierValidator struct {
 	Guard probe.Guard
+	// Requests decides who may set or change spec.sink: only a user who
+	// may create DynamicIngressStates in the namespace (docs/security.md).
+	Requests RequestAuthorizer
 }
 
 var _ admission.Validator[*v1beta1.DynamicIngressNotifier] = DynamicIngressNotifierValidator{}
 
 const notifierKind = "DynamicIngressNotifier"
 
-// ValidateCreate rejects an invalid notifier.
-func (v DynamicIngressNotifierValidator) ValidateCreate(_ context.Context, n *v1beta1.DynamicIngressNotifier) (admission.Warnings, error) {
-	return notifierWarnings(n), invalid(n.Name, notifierKind, ValidateDynamicIngressNotifier(n, v.Guard))
+// ValidateCreate rejects an invalid notifier, and one created by a user
+// who may not have the manager send requests from its namespace.
+func (v DynamicIngressNotifierValidator) ValidateCreate(ctx context.Context, n *v1beta1.DynamicIngressNotifier) (admission.Warnings, error) {
+	return v.validate(ctx, nil, n)
 }
 
 // ValidateUpdate rejects an invalid change; an update that leaves the spec
 // alone passes.
-func (v DynamicIngressNotifierValidator) ValidateUpdate(_ context.Context, old, n *v1beta1.DynamicIngressNotifier) (admission.Warnings, error) {
+func (v DynamicIngressNotifierValidator) ValidateUpdate(ctx context.Context, old, n *v1beta1.DynamicIngressNotifier) (admission.Warnings, error) {
 	if !n.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, n.Spec) {
 		return nil, nil
 	}
-	return notifierWarnings(n), invalid(n.Name, notifierKind, ValidateDynamicIngressNotifier(n, v.Guard))
+	return v.validate(ctx, old, n)
+}
+
+// validate checks n (old nil on create): the static rules, and a sink set
+// or changed only by a user who may create DynamicIngressStates in the
+// namespace (a notification is a request the manager sends). Other changes
+// (the states, the events) need nothing more.
+func (v DynamicIngressNotifierValidator) validate(ctx context.Context, old, n *v1beta1.DynamicIngressNotifier) (admission.Warnings, error) {
+	errs := ValidateDynamicIngressNotifier(n, v.Guard)
+	if sinkSetOrChanged(old, n) {
+		errs = append(errs, checkRequestPermission(ctx, v.Requests, field.NewPath("spec", "sink"), sinkRequests, n.Namespace)...)
+	}
+	return notifierWarnings(n), invalid(n.Name, notifierKind, errs)
 }
 
 // ValidateDelete allows every deletion.

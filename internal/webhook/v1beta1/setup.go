@@ -15,10 +15,13 @@ import (
 // of every kind with the manager's webhook server. It uses the field indexes
 // of package index (controller.SetupWithManager registers them).
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
+	// Who may make the manager send requests, asked of the API server
+	// (SubjectAccessReviews are never cached).
+	requests := StateCreators{Client: mgr.GetClient()}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicIngress]{}).
 		WithValidator(SwitchValidator[*v1beta1.DynamicIngress]{Kind: target.Ingress{}, Guard: guard,
-			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress}).
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress, Requests: requests}).
 		Complete(); err != nil {
 		return err
 	}
@@ -27,7 +30,7 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicHTTPRoute{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicHTTPRoute]{}).
 		WithValidator(SwitchValidator[*v1beta1.DynamicHTTPRoute]{Kind: target.HTTPRoute{}, Guard: guard,
-			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute}).
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute, Requests: requests}).
 		Complete(); err != nil {
 		return err
 	}
@@ -45,7 +48,7 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngressNotifier{}).
 		WithDefaulter(DynamicIngressNotifierDefaulter{}).
-		WithValidator(DynamicIngressNotifierValidator{Guard: guard}).
+		WithValidator(DynamicIngressNotifierValidator{Guard: guard, Requests: requests}).
 		Complete()
 }
 

@@ -92,6 +92,9 @@ type SwitchValidator[T target.Switch] struct {
 	Cache client.Reader
 	// Validate is the kind's static validation (old is nil on create).
 	Validate func(old, sw T, guard probe.Guard) field.ErrorList
+	// Requests decides who may set or change spec.served: only a user who
+	// may create DynamicIngressStates in the namespace (docs/security.md).
+	Requests RequestAuthorizer
 }
 
 var (
@@ -103,6 +106,7 @@ var (
 func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission.Warnings, error) {
 	var zero T
 	errs := v.Validate(zero, sw, v.Guard)
+	errs = append(errs, v.validateServedPermission(ctx, nil, sw)...)
 	if len(errs) == 0 {
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
 	}
@@ -156,6 +160,7 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 		return nil, nil
 	}
 	errs := v.Validate(old, sw, v.Guard)
+	errs = append(errs, v.validateServedPermission(ctx, old.SwitchSpec().Served, sw)...)
 	if len(errs) == 0 {
 		existing, err := v.target(ctx, sw)
 		switch {
@@ -173,6 +178,18 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 		errs = append(errs, v.validateAdmitted(ctx, sw, old.SwitchSpec().Entries())...)
 	}
 	return switchWarnings(v.Kind, sw), invalid(sw.GetName(), v.Kind.SwitchKind(), errs)
+}
+
+// validateServedPermission refuses spec.served set or changed (old, the
+// old object's, nil on create) by a user who may not create
+// DynamicIngressStates in the switch's namespace: a served check makes the
+// manager send requests, as a probe does. Other changes of a switch with
+// spec.served need nothing more.
+func (v SwitchValidator[T]) validateServedPermission(ctx context.Context, old *v1beta1.ServedCheck, sw T) field.ErrorList {
+	if !servedSetOrChanged(old, sw.SwitchSpec().Served) {
+		return nil
+	}
+	return checkRequestPermission(ctx, v.Requests, field.NewPath("spec", "served"), servedRequests, sw.GetNamespace())
 }
 
 // switchWarnings are the admission warnings of a switch that is accepted:
