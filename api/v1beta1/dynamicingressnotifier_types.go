@@ -126,7 +126,18 @@ type DynamicIngressNotifierStatus struct {
 	// +kubebuilder:validation:MaxItems=32
 	Delivered []DeliveredState `json:"delivered,omitempty"`
 
-	// lastOverride is the last Overridden notification's switch and time.
+	// overrides are, per switch, the override audit whose Overridden was
+	// delivered last (or that was there when the notifier began): a
+	// switch's change is sent when its audit differs from this one,
+	// whatever the clocks said.
+	// +optional
+	// +listType=map
+	// +listMapKey=switch
+	// +kubebuilder:validation:MaxItems=10000
+	Overrides []DeliveredOverride `json:"overrides,omitempty"`
+
+	// lastOverride is no longer written: a notifier that has it and no
+	// overrides starts its record of overrides from the audits there are.
 	// +optional
 	LastOverride *DeliveredOverride `json:"lastOverride,omitempty"`
 
@@ -205,7 +216,8 @@ type DeliveredState struct {
 	ProbeFailedAt *metav1.Time `json:"probeFailedAt,omitempty"`
 }
 
-// DeliveredOverride is the last override change a notifier delivered.
+// DeliveredOverride is the override change of one switch a notifier
+// delivered last.
 type DeliveredOverride struct {
 	// at is the change's ingress.dynamicingress.io/override-at.
 	// +required

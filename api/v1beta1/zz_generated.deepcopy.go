@@ -402,6 +402,13 @@ func (in *DynamicIngressNotifierStatus) DeepCopyInto(out *DynamicIngressNotifier
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Overrides != nil {
+		in, out := &in.Overrides, &out.Overrides
+		*out = make([]DeliveredOverride, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.LastOverride != nil {
 		in, out := &in.LastOverride, &out.LastOverride
 		*out = new(DeliveredOverride)

@@ -2,13 +2,15 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -75,6 +77,12 @@ type NotifierReconciler struct {
 // Reconcile sends what the notifier has not delivered yet, oldest first,
 // and records it in its status.
 func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// The namespace's turn first: a notifier waiting for it sends no
+	// request to the API server.
+	if !r.enter(req.Namespace) {
+		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
+	}
+	defer r.leave(req.Namespace)
 	n := &v1beta1.DynamicIngressNotifier{}
 	if err := r.Live.Get(ctx, req.NamespacedName, n); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -85,10 +93,6 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if n.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if !r.enter(req.Namespace) {
-		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
-	}
-	defer r.leave(req.Namespace)
 
 	now := r.now()
 	if n.Generation != n.Status.ObservedGeneration {
@@ -102,23 +106,23 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// Overrides from the notifier's first turn on: the earlier ones are
-	// not news.
-	last := n.Status.LastOverride
-	if last == nil {
-		last = &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(now)}
-	}
 	var overrides []notify.Override
 	if n.SendsEvent(v1beta1.NotificationOverridden) {
 		if overrides, err = r.overrides(ctx, n); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	events, wake := notify.Pending(states, delivered, overrides, last, now, r.StalledAfter)
-	outcome := r.deliver(ctx, n, events, delivered, &last)
+	// Overrides from the notifier's first turn on: the earlier ones are
+	// not news (nor, once, those of a notifier written before overrides
+	// were recorded per switch).
+	seed := n.Status.ObservedGeneration == 0 || n.Status.Overrides == nil && n.Status.LastOverride != nil
+	sentOverrides := notify.SentOverrides(n.Status.Overrides, overrides, seed)
+	events, wake := notify.Pending(states, delivered, overrides, sentOverrides, now, r.StalledAfter)
+	outcome := r.deliver(ctx, n, events, delivered, &sentOverrides)
 
 	n.Status.Delivered = notify.Merge(n.Spec.States, states, delivered, unread, n.Status.Delivered)
-	n.Status.LastOverride = last
+	n.Status.Overrides = sentOverrides
+	n.Status.LastOverride = nil
 	n.Status.ObservedGeneration = n.Generation
 	n.Status.SinkHost = notify.SinkHost(n.Spec.Sink.URL)
 	n.Status.States = notify.StateNames(n.Spec.States)
@@ -160,7 +164,10 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}).
 		Named("dynamicingressnotifier")
 	if r.ClusterStates {
-		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, handler.EnqueueRequestsFromMapFunc(r.stateToNotifiers))
+		// A cluster state's notifiers, and those of a namespace whose
+		// labels changed: the grant decides again (followedState).
+		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, handler.EnqueueRequestsFromMapFunc(r.stateToNotifiers)).
+			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToNotifiers), builder.WithPredicates(labelsChanged()))
 	}
 	for _, kind := range r.Switches {
 		b = b.Watches(kind.NewSwitch(), handler.EnqueueRequestsFromMapFunc(r.switchToNotifiers), builder.WithPredicates(overrideAuditChanged()))
@@ -179,6 +186,27 @@ func (r *NotifierReconciler) stateToNotifiers(ctx context.Context, o client.Obje
 	}
 	opts = append(opts, client.MatchingFields{index.NotifierState: index.NotifierStateKey(ref)})
 	return r.listNotifiers(ctx, opts...)
+}
+
+// namespaceToNotifiers are the notifiers of a namespace whose labels
+// changed (or became known) that name a cluster state: its grant may now
+// admit the namespace, or no longer.
+func (r *NotifierReconciler) namespaceToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1beta1.DynamicIngressNotifierList{}
+	if err := r.List(ctx, list, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		if !strings.Contains(err.Error(), "unknown namespace for the cache") {
+			// (--namespaces: a namespace not watched has no notifiers.)
+			ctrl.LoggerFrom(ctx).Error(err, "Failed to list DynamicIngressNotifiers", "namespace", o.GetName())
+		}
+		return nil
+	}
+	var out []reconcile.Request
+	for _, n := range list.Items {
+		if slices.ContainsFunc(n.Spec.States, v1beta1.StateReference.IsCluster) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: n.Namespace, Name: n.Name}})
+		}
+	}
+	return out
 }
 
 // switchToNotifiers are the notifiers of a switch's namespace: one of them

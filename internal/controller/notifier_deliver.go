@@ -50,13 +50,13 @@ type deliveryOutcome struct {
 // deliver sends events in order, each once delivered, refused, or not
 // wanted (n.Spec.Events), until one fails in a way worth retrying.
 func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngressNotifier, events []notify.Event,
-	delivered []v1beta1.DeliveredState, last **v1beta1.DeliveredOverride) deliveryOutcome {
+	delivered []v1beta1.DeliveredState, sentOverrides *[]v1beta1.DeliveredOverride) deliveryOutcome {
 	var out deliveryOutcome
 	key := types.NamespacedName{Namespace: n.Namespace, Name: n.Name}
 	sent := 0
 	for _, e := range events {
 		if !n.SendsEvent(e.Type) {
-			notify.Delivered(e, delivered, last)
+			notify.Delivered(e, delivered, sentOverrides)
 			continue
 		}
 		if sent == notificationsPerTurn {
@@ -69,7 +69,7 @@ func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngr
 		switch {
 		case result == notify.ResultDelivered:
 			metrics.CountNotification(n.Namespace, n.Name, string(e.Type), metrics.NotificationDelivered)
-			notify.Delivered(e, delivered, last)
+			notify.Delivered(e, delivered, sentOverrides)
 			n.Status.Dropped += e.Data.Dropped
 			r.setFailures(key, 0)
 			out.failure = notify.Failure{}
@@ -83,7 +83,7 @@ func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngr
 		default:
 			metrics.CountNotification(n.Namespace, n.Name, string(e.Type), metrics.NotificationFailed)
 			n.Status.Failed++
-			notify.Delivered(e, delivered, last)
+			notify.Delivered(e, delivered, sentOverrides)
 			n.Status.Dropped += e.Data.Dropped
 			r.setFailures(key, 0)
 			out.failure = notify.Failure{Reason: v1beta1.ReasonDeliveryFailing, Message: fmt.Sprintf("%s %s refused by the sink, not sent again: %s", e.Type, e.ID, result)}

@@ -26,10 +26,10 @@ func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicI
 			return nil, nil, nil, err
 		}
 		if why != nil {
-			// A state not admitted starts over once admitted again; one
-			// not found (or not watched) may come back as it was.
-			unread = append(unread, notify.Unread{Ref: ref, Reason: why.Reason, Message: why.Message,
-				Keep: why.Reason != v1beta1.ReasonStateNotAdmitted})
+			// A state not admitted resumes from its history once admitted
+			// again; one not found (or not watched) may come back as it
+			// was: what was delivered of either stays recorded.
+			unread = append(unread, notify.Unread{Ref: ref, Reason: why.Reason, Message: why.Message, Keep: true})
 			continue
 		}
 		s := notify.State{Ref: ref, UID: string(state.UID), History: state.Status.History,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,8 +246,10 @@ func TestNotifierResendsWhatWasNotDelivered(t *testing.T) {
 }
 
 // TestNotifierStopsWhenNotAdmitted: a notifier of a cluster state sends
-// its changes while the state admits the notifier's namespace, and stops,
-// saying so, once it does not.
+// its changes while the state admits the notifier's namespace; a change of
+// the namespace's labels alone reaches it: withdrawn, it stops at once,
+// saying so, and sends nothing of what changes meanwhile; admitted again,
+// it is Ready again and resumes from the state's history.
 func TestNotifierStopsWhenNotAdmitted(t *testing.T) {
 	ns := newNamespace(t)
 	sink := suite.NewSink(t)
@@ -264,23 +267,42 @@ func TestNotifierStopsWhenNotAdmitted(t *testing.T) {
 	eventually(t, sink.Received).Should(HaveLen(1))
 	NewWithT(t).Expect(sink.Received()[0].Source).To(Equal("/clusterdynamicingressstates/" + name))
 
+	// The label alone: no change of the state tells the notifier.
 	labelNamespace(t, ns, "notify", "")
-	edit(t, state, func(s *v1beta1.ClusterDynamicIngressState) { s.Spec.FixedResponse.Status = "200" })
 	eventually(t, notifierReady(notifier)).Should(Equal("False/StateNotAdmitted"))
-	NewWithT(t).Consistently(sink.Requests, 2*time.Second).Should(HaveLen(1))
 	c := meta.FindStatusCondition(notifierStatus(t, notifier).Conditions, v1beta1.ConditionReady)
 	NewWithT(t).Expect(c.Message).To(ContainSubstring(`does not admit namespace "` + ns + `"`))
+	edit(t, state, func(s *v1beta1.ClusterDynamicIngressState) { s.Spec.FixedResponse.Status = "200" })
+	NewWithT(t).Consistently(sink.Requests, 2*time.Second).Should(HaveLen(1))
+
+	// Admitted again, by the label alone: the change made meanwhile, from
+	// the history.
+	labelNamespace(t, ns, "notify", name)
+	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
+	changes := func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			_, change, _ := strings.Cut(n.ID, "/")
+			out = append(out, change)
+		}
+		return out
+	}
+	eventually(t, changes).Should(Equal([]string{"2/statechanged", "3/statechanged"}))
 }
 
 // TestNotifierOverridden: a follower that gets and loses an override is
-// told, with the user the override audit names.
+// told, with the user the override audit names; each switch's override is
+// its own (one admitted earlier than another but stored later is sent);
+// the audit of a switch being deleted is not read.
 func TestNotifierOverridden(t *testing.T) {
 	ns := newNamespace(t)
 	sink := suite.NewSink(t)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
 		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
-	create(t, state, di)
+	api := builders.DynamicIngress(ns, "api").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("api.example.com", "web")).Active(builders.IngressTo("api.example.com", "sorry")).Obj()
+	create(t, state, di, api)
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/NotMatched"))
 	notifier := builders.Notifier(ns, "oncall", sink.URL).State("flag").Slack().Events(v1beta1.NotificationOverridden).Obj()
 	create(t, notifier)
@@ -294,17 +316,21 @@ func TestNotifierOverridden(t *testing.T) {
 		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: at}
 	})
 	want := []string{"DynamicIngress " + ns + "/web: overridden to Active by alice at " + at}
-	texts := func() []string {
-		var out []string
-		for _, n := range sink.Received() {
-			out = append(out, n.Text)
-		}
-		return out
-	}
-	eventually(t, texts).Should(Equal(want))
-	last := notifierStatus(t, notifier).LastOverride
-	NewWithT(t).Expect(last.Switch).To(Equal("DynamicIngress/web"))
-	NewWithT(t).Expect(last.At.Time.Equal(mustParse(t, at))).To(BeTrue(), "lastOverride.at %s, want %s", last.At, at)
+	eventually(t, texts(sink)).Should(Equal(want))
+	sent := notifierStatus(t, notifier).Overrides
+	NewWithT(t).Expect(sent).To(HaveLen(1))
+	NewWithT(t).Expect(sent[0].Switch).To(Equal("DynamicIngress/web"))
+	NewWithT(t).Expect(sent[0].At.Time.Equal(mustParse(t, at))).To(BeTrue(), "overrides[0].at %s, want %s", sent[0].At, at)
+
+	// api's override was admitted a second before web's (another replica
+	// of the webhook) and is stored after it was sent.
+	earlier := mustParse(t, at).Add(-time.Second).Format(v1beta1.OverrideAtFormat)
+	edit(t, api, func(d *v1beta1.DynamicIngress) {
+		d.Spec.Override = v1beta1.ModePassive
+		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "carol", v1beta1.OverrideAtAnnotation: earlier}
+	})
+	want = append(want, "DynamicIngress "+ns+"/api: overridden to Passive by carol at "+earlier)
+	eventually(t, texts(sink)).Should(Equal(want))
 
 	// Removed within the same second: told too.
 	removed := mustParse(t, at).Add(200 * time.Millisecond).Format(v1beta1.OverrideAtFormat)
@@ -313,7 +339,41 @@ func TestNotifierOverridden(t *testing.T) {
 		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "bob", v1beta1.OverrideAtAnnotation: removed}
 	})
 	want = append(want, "DynamicIngress "+ns+"/web: override removed by bob at "+removed)
-	eventually(t, texts).Should(Equal(want))
+	eventually(t, texts(sink)).Should(Equal(want))
+
+	// A switch held by a finalizer, deleted, then given a forged audit far
+	// in the future (no webhook sees an object being deleted): nothing is
+	// sent of it, and a later real override of another switch still is.
+	forged := builders.DynamicIngress(ns, "forged").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("forged.example.com", "web")).Active(builders.IngressTo("forged.example.com", "sorry")).Obj()
+	forged.Finalizers = []string{"example.com/hold"}
+	create(t, forged)
+	if err := k8s.Delete(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, forged, func(d *v1beta1.DynamicIngress) {
+		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "mallory", v1beta1.OverrideAtAnnotation: "2099-01-01T00:00:00Z"}
+	})
+	t.Cleanup(func() { edit(t, forged, func(d *v1beta1.DynamicIngress) { d.Finalizers = nil }) })
+	later := time.Now().Add(2 * time.Second).UTC().Format(v1beta1.OverrideAtFormat)
+	edit(t, api, func(d *v1beta1.DynamicIngress) {
+		d.Spec.Override = ""
+		d.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "dave", v1beta1.OverrideAtAnnotation: later}
+	})
+	want = append(want, "DynamicIngress "+ns+"/api: override removed by dave at "+later)
+	eventually(t, texts(sink)).Should(Equal(want))
+	NewWithT(t).Consistently(texts(sink), 2*time.Second).Should(Equal(want))
+}
+
+// texts are the Slack texts the sink received, in order.
+func texts(sink *suite.Sink) func() []string {
+	return func() []string {
+		var out []string
+		for _, n := range sink.Received() {
+			out = append(out, n.Text)
+		}
+		return out
+	}
 }
 
 func mustParse(t *testing.T, s string) time.Time {

@@ -165,8 +165,8 @@ func TestDroppedChanges(t *testing.T) {
 	}
 }
 
-// TestDeliveredAdvances: each type advances its own mark, and an override
-// the last one delivered.
+// TestDeliveredAdvances: each type advances its own mark, and each
+// override its switch's record.
 func TestDeliveredAdvances(t *testing.T) {
 	s := killswitch(entry(2, "503", 10, &v1beta1.FlipSummary{Followers: 1, CompletedAfter: "1s"}), entry(1, "200", 0, nil))
 	overrides := []Override{
@@ -174,24 +174,161 @@ func TestDeliveredAdvances(t *testing.T) {
 		{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "", By: "bob", At: t0.Add(5 * time.Second)},
 	}
 	delivered := []v1beta1.DeliveredState{{Sequence: 1, Completed: 1, Stalled: 1}}
-	last := &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(t0)}
-	events, _ := Pending([]State{s}, delivered, overrides, last, t0.Add(time.Hour), time.Minute)
+	var sent []v1beta1.DeliveredOverride
+	events, _ := Pending([]State{s}, delivered, overrides, sent, t0.Add(time.Hour), time.Minute)
 	want := []string{"sa/overridden/1795946405000000", "sb/overridden/1795946405000000", "u1/2/statechanged", "u1/2/flipcompleted"}
 	if diff := cmp.Diff(want, ids(events)); diff != "" {
 		t.Fatalf("ids (-want +got):\n%s", diff)
 	}
 	for _, e := range events {
-		Delivered(e, delivered, &last)
+		Delivered(e, delivered, &sent)
 	}
 	if diff := cmp.Diff(v1beta1.DeliveredState{Sequence: 2, Completed: 2, Stalled: 1}, delivered[0]); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
 	}
-	if last.Switch != "DynamicIngress/b" || !last.At.Time.Equal(t0.Add(5*time.Second)) {
-		t.Errorf("last override = %+v, want DynamicIngress/b at t0+5s", last)
+	wantSent := []v1beta1.DeliveredOverride{
+		{Switch: "DynamicIngress/a", At: metav1.NewMicroTime(t0.Add(5 * time.Second))},
+		{Switch: "DynamicIngress/b", At: metav1.NewMicroTime(t0.Add(5 * time.Second))},
 	}
-	again, _ := Pending([]State{s}, delivered, overrides, last, t0.Add(time.Hour), time.Minute)
+	if diff := cmp.Diff(wantSent, sent); diff != "" {
+		t.Errorf("overrides delivered (-want +got):\n%s", diff)
+	}
+	again, _ := Pending([]State{s}, delivered, overrides, sent, t0.Add(time.Hour), time.Minute)
 	if len(again) != 0 {
 		t.Errorf("Pending after delivering all = %v, want nothing", ids(again))
+	}
+}
+
+// TestSequenceOrderUnderReorderedTimes: a state's changes stamped by two
+// replicas whose clocks differ (change 3 stamped before change 2) are sent
+// in the order of their sequence, and what was delivered never goes back:
+// change 3 is not marked delivered before change 2 is sent, so a failure
+// of change 2 loses nothing.
+func TestSequenceOrderUnderReorderedTimes(t *testing.T) {
+	done := func(after string) *v1beta1.FlipSummary {
+		return &v1beta1.FlipSummary{Followers: 1, CompletedAfter: after}
+	}
+	s := killswitch(entry(3, "200", 4, done("1s")), entry(2, "503", 10, done("1s")), entry(1, "200", 0, nil))
+	other := State{Ref: v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: "window"}, Namespace: "shop", UID: "u2",
+		History: []v1beta1.HistoryEntry{entry(8, "503", 7, nil), entry(7, "200", 0, nil)}}
+	delivered := []v1beta1.DeliveredState{{Sequence: 1, Completed: 1, Stalled: 1}, {Sequence: 7, Completed: 7, Stalled: 7}}
+	events, _ := Pending([]State{s, other}, delivered, nil, nil, t0.Add(time.Hour), time.Minute)
+	want := []string{"u2/8/statechanged", "u1/2/statechanged", "u1/3/statechanged", "u1/2/flipcompleted", "u1/3/flipcompleted"}
+	if diff := cmp.Diff(want, ids(events)); diff != "" {
+		t.Fatalf("ids (-want +got):\n%s", diff)
+	}
+	// The times sent are the ones stamped.
+	if !events[2].Time.Equal(t0.Add(4 * time.Second)) {
+		t.Errorf("change 3 is sent with time %s, want the one stamped, %s", events[2].Time, t0.Add(4*time.Second))
+	}
+	// Change 2 delivered, change 3 failed: the next turn sends change 3.
+	Delivered(events[1], delivered, nil)
+	next, _ := Pending([]State{s}, delivered[:1], nil, nil, t0.Add(time.Hour), time.Minute)
+	if got := ids(next); len(got) == 0 || got[0] != "u1/3/statechanged" {
+		t.Errorf("after change 2 was delivered, pending = %v, want change 3 first", got)
+	}
+	// A mark never goes back, even when asked to.
+	Delivered(Event{Type: v1beta1.NotificationStateChanged, StateIndex: 0, Sequence: 1}, delivered, nil)
+	if delivered[0].Sequence != 2 {
+		t.Errorf("delivered sequence went back to %d", delivered[0].Sequence)
+	}
+}
+
+// TestOverridesPerSwitch: an override admitted earlier but stored later
+// than one already sent is still sent; a switch's record is its own.
+func TestOverridesPerSwitch(t *testing.T) {
+	b := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "b", UID: "sb", Mode: "Active", By: "alice", At: t0.Add(10 * time.Second)}
+	a := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "Passive", By: "bob", At: t0.Add(5 * time.Second)}
+	var sent []v1beta1.DeliveredOverride
+	events, _ := Pending(nil, nil, []Override{b}, sent, t0.Add(time.Hour), time.Minute)
+	for _, e := range events {
+		Delivered(e, nil, &sent)
+	}
+	// a's audit (5 s) reaches the cache after b's (10 s) was sent.
+	events, _ = Pending(nil, nil, []Override{a, b}, SentOverrides(sent, []Override{a, b}, false), t0.Add(time.Hour), time.Minute)
+	if diff := cmp.Diff([]string{"sa/overridden/1795946405000000"}, ids(events)); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
+	}
+	// b changed again, to an earlier time than its last (another
+	// replica's clock): a change all the same.
+	b2 := b
+	b2.At, b2.Mode = t0.Add(8*time.Second), ""
+	events, _ = Pending(nil, nil, []Override{b2}, sent, t0.Add(time.Hour), time.Minute)
+	if diff := cmp.Diff([]string{"sb/overridden/1795946408000000"}, ids(events)); diff != "" {
+		t.Errorf("ids after b changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestSentOverrides(t *testing.T) {
+	at := func(s int) metav1.MicroTime { return metav1.NewMicroTime(t0.Add(time.Duration(s) * time.Second)) }
+	a := Override{Kind: "DynamicIngress", Name: "a", At: t0.Add(5 * time.Second)}
+	b := Override{Kind: "DynamicHTTPRoute", Name: "b", At: t0.Add(7 * time.Second)}
+	sent := []v1beta1.DeliveredOverride{{Switch: "DynamicIngress/a", At: at(1)}, {Switch: "DynamicIngress/gone", At: at(2)}}
+	tests := []struct {
+		name string
+		seed bool
+		want []v1beta1.DeliveredOverride
+	}{
+		{"kept for the switches read, forgotten for the others", false, []v1beta1.DeliveredOverride{{Switch: "DynamicIngress/a", At: at(1)}}},
+		{"seeded with every audit read", true, []v1beta1.DeliveredOverride{{Switch: "DynamicHTTPRoute/b", At: at(7)}, {Switch: "DynamicIngress/a", At: at(5)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, SentOverrides(sent, []Override{a, b}, tt.seed)); diff != "" {
+				t.Errorf("SentOverrides (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProbeFailed: a transition of Ready to False is sent once, whether
+// its time is after the last one sent or before it (another replica's
+// clock); about a cluster state it gives the reason, never the message.
+func TestProbeFailed(t *testing.T) {
+	ready := func(s int, msg string) *metav1.Condition {
+		return &metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "ProbeFailed", Message: msg,
+			LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(s) * time.Second))}
+	}
+	sentAt := metav1.NewTime(t0.Add(30 * time.Second))
+	tests := []struct {
+		name        string
+		ref         v1beta1.StateReference
+		ready       *metav1.Condition
+		wantIDs     []string
+		wantMessage string
+	}{
+		{"the one sent", v1beta1.StateReference{Name: "killswitch"}, ready(30, "x"), nil, ""},
+		{"a later one", v1beta1.StateReference{Name: "killswitch"}, ready(40, "connection refused"), []string{"u1/probefailed/1795946440"}, "connection refused"},
+		{"an earlier one", v1beta1.StateReference{Name: "killswitch"}, ready(20, "connection refused"), []string{"u1/probefailed/1795946420"}, "connection refused"},
+		{"a cluster state's", v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global"},
+			ready(40, `secret "platform-token" not found`), []string{"u1/probefailed/1795946440"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := State{Ref: tt.ref, UID: "u1", Ready: tt.ready}
+			events, _ := Pending([]State{s}, []v1beta1.DeliveredState{{ProbeFailedAt: &sentAt}}, nil, nil, t0.Add(time.Hour), time.Minute)
+			if diff := cmp.Diff(tt.wantIDs, ids(events)); diff != "" {
+				t.Fatalf("ids (-want +got):\n%s", diff)
+			}
+			if len(events) > 0 && (events[0].Data.Message != tt.wantMessage || events[0].Data.Reason != "ProbeFailed") {
+				t.Errorf("reason %q, message %q; want ProbeFailed, %q", events[0].Data.Reason, events[0].Data.Message, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// TestOverrideOfDeletingSwitch: a switch being deleted carries no override
+// audit, whatever its annotations say (the webhooks no longer see its
+// edits).
+func TestOverrideOfDeletingSwitch(t *testing.T) {
+	sw := &metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
+		v1beta1.OverrideByAnnotation: "forged", v1beta1.OverrideAtAnnotation: "2099-01-01T00:00:00Z"}}
+	if _, ok := OverrideOf("DynamicIngress", sw, ""); !ok {
+		t.Fatal("OverrideOf a switch not being deleted: no audit")
+	}
+	sw.DeletionTimestamp = &metav1.Time{Time: t0}
+	if o, ok := OverrideOf("DynamicIngress", sw, ""); ok {
+		t.Errorf("OverrideOf a switch being deleted = %+v, want none", o)
 	}
 }
 

@@ -93,6 +93,10 @@ type Event struct {
 	// Sequence is the history sequence it is about.
 	Sequence int64
 	override *Override
+	// order is when it is sent among the others: Time, except that the
+	// changes of one state keep the order of their sequence even when the
+	// clocks that stamped them did not (two replicas, one behind).
+	order time.Time
 }
 
 // Data is a notification's content, the CloudEvent's data.
@@ -156,10 +160,14 @@ func Source(ref v1beta1.StateReference, namespace string) string {
 
 // Pending is what a notifier has to send, oldest first: for each state i,
 // what follows delivered[i] (Start when it was never sent anything), and
-// the override changes after last. stalledAfter is --flip-stalled-after.
-// wake is when a flip in progress would stall (zero when none would):
-// nothing changes then but the clock.
-func Pending(states []State, delivered []v1beta1.DeliveredState, overrides []Override, last *v1beta1.DeliveredOverride,
+// each switch's override change that sentOverrides (what was delivered of
+// each switch) does not hold. stalledAfter is --flip-stalled-after. wake is
+// when a flip in progress would stall (zero when none would): nothing
+// changes then but the clock.
+//
+// Progress is by history sequence, never by time: the changes of a state
+// are sent in the order of their sequence whatever times they carry.
+func Pending(states []State, delivered []v1beta1.DeliveredState, overrides []Override, sentOverrides []v1beta1.DeliveredOverride,
 	now time.Time, stalledAfter time.Duration) (events []Event, wake time.Time) {
 	for i, s := range states {
 		stateEvents, w := statePending(i, s, delivered[i], now, stalledAfter)
@@ -168,11 +176,23 @@ func Pending(states []State, delivered []v1beta1.DeliveredState, overrides []Ove
 			wake = w
 		}
 	}
-	events = append(events, overridesPending(states, overrides, last)...)
+	events = append(events, overridesPending(states, overrides, sentOverrides)...)
 	slices.SortStableFunc(events, func(a, b Event) int {
-		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(typeRank(a.Type), typeRank(b.Type)), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(a.order.Compare(b.order), cmp.Compare(typeRank(a.Type), typeRank(b.Type)),
+			cmp.Compare(a.StateIndex, b.StateIndex), cmp.Compare(a.Sequence, b.Sequence), cmp.Compare(a.ID, b.ID))
 	})
 	return events, wake
+}
+
+// monotonic is the order of a state's events of one type: the time they
+// carry, but never before the previous one's (floor), so that sequence
+// order survives clocks that went back.
+func monotonic(at time.Time, floor *time.Time) time.Time {
+	if at.Before(*floor) {
+		at = *floor
+	}
+	*floor = at
+	return at
 }
 
 // typeRank orders notifications of the same time: a change before its
@@ -189,15 +209,18 @@ func statePending(i int, s State, d v1beta1.DeliveredState, now time.Time, stall
 		name.Kind = string(v1beta1.StateKindNamespaced)
 	}
 	base := func(t v1beta1.NotificationType, seq int64, at time.Time, suffix string) Event {
-		return Event{Type: t, ID: s.UID + "/" + suffix, Time: at, Source: source, Subject: s.Ref.Name,
+		return Event{Type: t, ID: s.UID + "/" + suffix, Time: at, order: at, Source: source, Subject: s.Ref.Name,
 			StateIndex: i, Sequence: seq, Data: Data{State: name, Sequence: seq}}
 	}
 	dropped := Dropped(s.History, d.Sequence)
+	var changedFloor, completedFloor time.Time
 	for j := len(s.History) - 1; j >= 0; j-- {
 		h := s.History[j]
 		at := h.Time.Time
+		changedAt := monotonic(at, &changedFloor)
 		if h.Sequence > d.Sequence {
 			e := base(v1beta1.NotificationStateChanged, h.Sequence, at, strconv.FormatInt(h.Sequence, 10)+"/statechanged")
+			e.order = changedAt
 			e.Data.Cause = string(h.Cause)
 			e.Data.To = &Code{StatusCode: h.StatusCode, BodyDigest: h.BodyDigest}
 			if j+1 < len(s.History) {
@@ -211,6 +234,7 @@ func statePending(i int, s State, d v1beta1.DeliveredState, now time.Time, stall
 		if h.Flip != nil && h.Sequence > d.Completed {
 			after, _ := time.ParseDuration(h.Flip.CompletedAfter)
 			e := base(v1beta1.NotificationFlipCompleted, h.Sequence, at.Add(after), strconv.FormatInt(h.Sequence, 10)+"/flipcompleted")
+			e.order = monotonic(changedAt.Add(after), &completedFloor)
 			e.Data.To = &Code{StatusCode: h.StatusCode, BodyDigest: h.BodyDigest}
 			e.Data.Followers = h.Flip.Followers
 			e.Data.Namespaces = h.Flip.Namespaces
@@ -234,15 +258,29 @@ func statePending(i int, s State, d v1beta1.DeliveredState, now time.Time, stall
 			}
 		}
 	}
+	// A ProbeFailed is a transition of Ready to False that was not sent:
+	// one at another time than the last sent, earlier or later (the clock
+	// that stamped it may be behind the one before).
 	if s.Ready != nil && s.Ready.Status == metav1.ConditionFalse &&
-		(d.ProbeFailedAt == nil || s.Ready.LastTransitionTime.After(d.ProbeFailedAt.Time)) {
+		(d.ProbeFailedAt == nil || !s.Ready.LastTransitionTime.Equal(d.ProbeFailedAt)) {
 		at := s.Ready.LastTransitionTime.Time
 		e := base(v1beta1.NotificationProbeFailed, 0, at, "probefailed/"+strconv.FormatInt(at.Unix(), 10))
 		e.Data.Reason = s.Ready.Reason
-		e.Data.Message = s.Ready.Message
+		e.Data.Message = ProbeFailedMessage(s.Ref, s.Ready.Message)
 		events = append(events, e)
 	}
 	return events, wake
+}
+
+// ProbeFailedMessage is what a ProbeFailed says of why a state's Ready
+// turned False: its message for a state of the notifier's own namespace,
+// nothing for a cluster state, whose message is the platform's (it may
+// name its Secrets or its endpoints); the reason is sent either way.
+func ProbeFailedMessage(ref v1beta1.StateReference, message string) string {
+	if ref.IsCluster() {
+		return ""
+	}
+	return message
 }
 
 // Dropped is how many changes of a state fell out of its history (newest
@@ -255,12 +293,13 @@ func Dropped(history []v1beta1.HistoryEntry, sequence int64) int64 {
 	return max(0, oldest-1-sequence)
 }
 
-// overridesPending are the override changes after last. Their source is
-// the notifier's first state: a switch may follow several.
-func overridesPending(states []State, overrides []Override, last *v1beta1.DeliveredOverride) []Event {
+// overridesPending are the override changes of each switch that sent
+// does not hold as delivered. Their source is the notifier's first state:
+// a switch may follow several.
+func overridesPending(states []State, overrides []Override, sent []v1beta1.DeliveredOverride) []Event {
 	var events []Event
 	for _, o := range overrides {
-		if last != nil && !after(o, last) {
+		if overrideSent(o, sent) {
 			continue
 		}
 		src, subject := "", ""
@@ -270,7 +309,7 @@ func overridesPending(states []State, overrides []Override, last *v1beta1.Delive
 		o := o
 		events = append(events, Event{
 			Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.UnixMicro(), 10),
-			Time: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
+			Time: o.At, order: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
 			Data: Data{Switch: &SwitchName{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name},
 				Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat)},
 		})
@@ -278,30 +317,70 @@ func overridesPending(states []State, overrides []Override, last *v1beta1.Delive
 	return events
 }
 
-// after reports whether o comes after the override delivered last: a
-// later time, or the same time and a later switch (an audit written to the
-// second, before the microsecond format).
-func after(o Override, last *v1beta1.DeliveredOverride) bool {
-	at := last.At.Time
-	return o.At.After(at) || o.At.Equal(at) && o.key() > last.Switch
+// overrideSent reports whether sent holds o's audit as delivered: the
+// same switch with the same override-at (an audit is the switch's, not a
+// point on a clock shared by all switches: one admitted earlier and stored
+// later is still sent).
+func overrideSent(o Override, sent []v1beta1.DeliveredOverride) bool {
+	for _, d := range sent {
+		if d.Switch == o.key() {
+			return d.At.Time.Equal(o.At)
+		}
+	}
+	return false
 }
 
 // Delivered records e as delivered (or given up, or not wanted) in
-// delivered and last.
-func Delivered(e Event, delivered []v1beta1.DeliveredState, last **v1beta1.DeliveredOverride) {
+// delivered and sentOverrides. A state's marks only go forward.
+func Delivered(e Event, delivered []v1beta1.DeliveredState, sentOverrides *[]v1beta1.DeliveredOverride) {
 	if e.override != nil {
-		*last = &v1beta1.DeliveredOverride{At: metav1.NewMicroTime(e.override.At), Switch: e.override.key()}
+		*sentOverrides = recordOverride(*sentOverrides, *e.override)
 		return
 	}
 	d := &delivered[e.StateIndex]
 	switch e.Type {
 	case v1beta1.NotificationStateChanged:
-		d.Sequence = e.Sequence
+		d.Sequence = max(d.Sequence, e.Sequence)
 	case v1beta1.NotificationFlipCompleted:
-		d.Completed = e.Sequence
+		d.Completed = max(d.Completed, e.Sequence)
 	case v1beta1.NotificationFlipStalled:
-		d.Stalled = e.Sequence
+		d.Stalled = max(d.Stalled, e.Sequence)
 	case v1beta1.NotificationProbeFailed:
 		d.ProbeFailedAt = &metav1.Time{Time: e.Time}
 	}
+}
+
+// recordOverride is sent with o's audit as the one delivered of its
+// switch, sorted by switch.
+func recordOverride(sent []v1beta1.DeliveredOverride, o Override) []v1beta1.DeliveredOverride {
+	rec := v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)}
+	i, found := slices.BinarySearchFunc(sent, rec.Switch, func(d v1beta1.DeliveredOverride, key string) int { return cmp.Compare(d.Switch, key) })
+	if found {
+		sent[i] = rec
+		return sent
+	}
+	return slices.Insert(sent, i, rec)
+}
+
+// SentOverrides is a notifier's new record of the override audits
+// delivered: of each switch in overrides (the audits it reads now), what
+// sent holds of it; a switch no longer there is forgotten. With seed (a
+// notifier's first turn), every audit there is now counts as delivered:
+// what came before the notifier is not news.
+func SentOverrides(sent []v1beta1.DeliveredOverride, overrides []Override, seed bool) []v1beta1.DeliveredOverride {
+	var out []v1beta1.DeliveredOverride
+	if seed {
+		for _, o := range overrides {
+			out = recordOverride(out, o)
+		}
+		return out
+	}
+	for _, o := range overrides {
+		for _, d := range sent {
+			if d.Switch == o.key() {
+				out = recordOverride(out, Override{Kind: o.Kind, Name: o.Name, At: d.At.Time})
+			}
+		}
+	}
+	return out
 }

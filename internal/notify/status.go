@@ -51,8 +51,8 @@ type Unread struct {
 	Ref             v1beta1.StateReference
 	Reason, Message string
 	// Keep is true when what was delivered of it stays recorded: a state
-	// not found may come back; one not admitted starts over when admitted
-	// again.
+	// not found may come back, and one not admitted resumes from what its
+	// history still holds once admitted again.
 	Keep bool
 }
 
@@ -100,8 +100,13 @@ func Merge(refs []v1beta1.StateReference, read []State, delivered []v1beta1.Deli
 
 // OverrideOf is the override audit of a switch of kind (its
 // override-by and override-at annotations, and spec.override, mode);
-// false when it has none.
+// false when it has none, or when the switch is being deleted: the
+// admission webhooks no longer see its edits then, so its annotations may
+// say anything (docs/notifications.md).
 func OverrideOf(kind string, sw metav1.Object, mode v1beta1.Mode) (Override, bool) {
+	if sw.GetDeletionTimestamp() != nil {
+		return Override{}, false
+	}
 	at, err := time.Parse(time.RFC3339, sw.GetAnnotations()[v1beta1.OverrideAtAnnotation])
 	if err != nil {
 		return Override{}, false
