@@ -166,6 +166,7 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
 			r.writes.forget(obj, req.NamespacedName)
+			r.flips.forgetState(key)
 			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -238,7 +239,11 @@ func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, st
 	before := state.DeepCopyObject().(stateObject)
 	prev := meta.FindStatusCondition(before.StateStatus().Conditions, v1beta1.ConditionReady)
 	*state.StateStatus() = status
-	err := r.Status().Patch(ctx, state, client.MergeFrom(before))
+	// Conditional on the version read: a status computed from a cache that
+	// lags behind this manager's own last write (past the wait of
+	// ownWrites) would give a new history entry the sequence of the one it
+	// replaces; the API server refuses it, and the retry reads anew.
+	err := r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
@@ -265,7 +270,7 @@ func (r *StateReconciler) reportWriteFailure(ctx context.Context, before stateOb
 		return writeErr
 	}
 	meta.SetStatusCondition(&state.StateStatus().Conditions, cond)
-	if err := r.Status().Patch(ctx, state, client.MergeFrom(before)); err == nil {
+	if err := r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err == nil {
 		r.writes.wrote(state)
 		r.Recorder.Eventf(state, nil, corev1.EventTypeWarning, v1beta1.ReasonStatusWriteFailed, "WriteStatus", "%s", cond.Message)
 	}

@@ -115,6 +115,35 @@ func (t *flipTracker) forgetIn(key string, id switchID) {
 	}
 }
 
+// keepOnlyIn drops the switch id from the flips of every state but those
+// of keys, the states it follows now: a switch re-pointed to another state
+// mid-flip shows nothing of the state it left, and must not hold that
+// flip open (no FlipCompleted, a FlipStalled naming it).
+func (t *flipTracker) keepOnlyIn(keys []string, id switchID) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for key, f := range t.flips {
+		if _, ok := f.remaining[id]; ok && !slices.Contains(keys, key) {
+			delete(f.remaining, id)
+			t.completeLocked(key, f)
+		}
+	}
+}
+
+// forgetState drops what is kept of the state key: it was deleted.
+func (t *flipTracker) forgetState(key string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.flips, key)
+	delete(t.completed, key)
+}
+
 // forget drops a switch that is gone from every flip it was in.
 func (t *flipTracker) forget(id switchID) {
 	if t == nil {
@@ -227,12 +256,14 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 		return
 	}
 	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	var keys []string
 	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
 		namespace := sw.GetNamespace()
 		if ref.IsCluster() {
 			namespace = ""
 		}
 		key := stateKey(namespace, ref.Name)
+		keys = append(keys, key)
 		if state == nil {
 			r.flips.forgetIn(key, id)
 			return
@@ -242,11 +273,12 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 	spec := sw.SwitchSpec()
 	if f.entries == nil {
 		settle(spec.State, f.state)
-		return
-	}
-	for i, e := range spec.Entries() {
-		if i < len(f.entries) {
-			settle(e.State, f.entries[i].State)
+	} else {
+		for i, e := range spec.Entries() {
+			if i < len(f.entries) {
+				settle(e.State, f.entries[i].State)
+			}
 		}
 	}
+	r.flips.keepOnlyIn(keys, id)
 }

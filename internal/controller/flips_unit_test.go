@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 )
 
@@ -41,5 +43,49 @@ func TestFlipProgress(t *testing.T) {
 	}
 	if done := tracker.completed["/global"]; done.summary.Followers != 13 || done.summary.Namespaces != 2 {
 		t.Errorf("summary = %+v, want 13 followers in 2 namespaces", done.summary)
+	}
+}
+
+// TestFlipTrackerForgetsARepointedSwitch: a follower re-pointed to another
+// state mid-flip does not hold the flip of the state it left: the flip
+// completes with the followers that showed it, and nothing stays stalled.
+func TestFlipTrackerForgetsARepointedSwitch(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	tracker := newFlipTracker(1, func() time.Time { return now })
+	a := types.NamespacedName{Namespace: "shop", Name: "a"}
+	b := types.NamespacedName{Namespace: "shop", Name: "b"}
+	tracker.expect("shop/killswitch", "503", "", "DynamicIngress", []types.NamespacedName{a, b})
+	tracker.settled("shop/killswitch", "503", "", switchID{kind: "DynamicIngress", key: b})
+	if p := tracker.progress("shop/killswitch", "shop"); p == nil || p.Remaining != 1 {
+		t.Fatalf("progress before a is re-pointed = %+v, want 1 remaining", p)
+	}
+
+	// a now follows shop/window only.
+	tracker.keepOnlyIn([]string{"shop/window"}, switchID{kind: "DynamicIngress", key: a})
+	if p := tracker.progress("shop/killswitch", "shop"); p != nil {
+		t.Errorf("progress after a was re-pointed = %+v, want none in progress", p)
+	}
+	history := []v1beta1.HistoryEntry{{Sequence: 2, StatusCode: "503", BodyDigest: decision.BodyDigest("")}}
+	if !tracker.summarise("shop/killswitch", history) {
+		t.Fatal("the flip left by a has no summary to write")
+	}
+	if diff := cmp.Diff(&v1beta1.FlipSummary{Followers: 2, Namespaces: 1, CompletedAfter: formatAfter(0)}, history[0].Flip); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	tracker.written("shop/killswitch")
+	if len(tracker.flips) != 0 || len(tracker.completed) != 0 {
+		t.Errorf("the tracker keeps %d flips and %d summaries, want none", len(tracker.flips), len(tracker.completed))
+	}
+}
+
+// TestFlipTrackerForgetsADeletedState: what a state deleted mid-flip left
+// is freed.
+func TestFlipTrackerForgetsADeletedState(t *testing.T) {
+	tracker := newFlipTracker(1, time.Now)
+	tracker.expect("shop/killswitch", "503", "", "DynamicIngress", []types.NamespacedName{{Namespace: "shop", Name: "a"}})
+	tracker.expect("/global", "503", "", "DynamicIngress", nil) // complete at once, without followers
+	tracker.forgetState("shop/killswitch")
+	if len(tracker.flips) != 0 || len(tracker.completed) != 0 {
+		t.Errorf("the tracker keeps %d flips and %d summaries, want none", len(tracker.flips), len(tracker.completed))
 	}
 }

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -34,6 +35,11 @@ import (
 // server; the suite's manager does not watch it.
 const laggingNamespace = "lagging-cache"
 
+// veryLaggingNamespace belongs to a manager whose cache lags behind the API
+// server longer than it waits for its own writes; the suite's manager does
+// not watch it.
+const veryLaggingNamespace = "very-lagging-cache"
+
 // watchLag is how late the lagging manager sees state changes.
 const watchLag = 3 * time.Second
 
@@ -54,6 +60,46 @@ func TestStaleCacheNeverHidesAChange(t *testing.T) {
 	// Back to X before the cache shows A.
 	flags.body.Store("X")
 	eventually(t, stateStatus(state)).Should(Equal(`200 "X"`))
+}
+
+// TestSequenceNeverRepeatsPastTheCacheLagFallback: a state's cache lags
+// behind the manager's own status write for longer than the manager waits
+// for it (ownWrites' maxCacheLag, 10 s) while the probe sees a new answer.
+// The status write that follows must not be computed from the older
+// status and so reuse its history sequence, replacing the change before
+// it: every change keeps its entry, with a sequence of its own.
+func TestSequenceNeverRepeatsPastTheCacheLagFallback(t *testing.T) {
+	const namespace, lag = veryLaggingNamespace, 12 * time.Second
+	cfg := rest.CopyConfig(testConfig)
+	cfg.Wrap(delayWatches("dynamicingressstates", lag))
+	startManagerFor(t, namespace, cfg, nil)
+	flags := startFlagService(t, 200, "X")
+	state := builders.ProbedState(namespace, "flag", flags.url()).Interval(time.Second).Timeout(time.Second / 2).FailureThreshold(3).Obj()
+	create(t, state)
+	eventually(t, stateStatus(state)).WithTimeout(4 * lag).Should(Equal(`200 "X"`))
+	time.Sleep(lag + 500*time.Millisecond) // the cache now holds X
+
+	flags.body.Store("A")
+	eventually(t, stateStatus(state)).Should(Equal(`200 "A"`))
+	// B while the cache still shows X, for longer than the manager waits.
+	flags.body.Store("B")
+	eventually(t, stateStatus(state)).WithTimeout(4 * lag).Should(Equal(`200 "B"`))
+
+	var got []string
+	for _, h := range state.Status.History {
+		got = append(got, fmt.Sprintf("%d %s", h.Sequence, h.BodyDigest))
+	}
+	if len(state.Status.History) < 3 {
+		t.Fatalf("history %v: want B, A and X, each with its own entry", got)
+	}
+	for i, h := range state.Status.History[:3] {
+		if i > 0 && h.Sequence >= state.Status.History[i-1].Sequence {
+			t.Errorf("history %v: sequences not strictly decreasing at %d", got, i)
+		}
+	}
+	if h := state.Status.History; h[0].Sequence != h[1].Sequence+1 || h[1].Sequence != h[2].Sequence+1 {
+		t.Errorf("history %v: want three consecutive sequences (B, A, X)", got)
+	}
 }
 
 // startLaggingManager runs the controllers on laggingNamespace with a
