@@ -76,9 +76,26 @@ func verdictOf(e Entry) entryVerdict {
 func ActiveOf(sw target.Switch, entries []Entry, current *bool) (cond metav1.Condition, states []v1beta1.EntryStatus, pending bool) {
 	cond, states, pending = combine(sw, entries, current)
 	if pending {
-		return cond, nil, true
+		if sw.SwitchSpec().Override == "" {
+			return cond, nil, true
+		}
+		// Pinned: the mode does not wait for the verdicts; the entries
+		// still pending say so.
+		states = pendingEntries(entries, states)
+		cond.Reason = reasonPending
 	}
 	return overridden(sw, cond), states, false
+}
+
+// pendingEntries is states with each entry whose verdict is not known yet
+// (no Matched set) shown as pending.
+func pendingEntries(entries []Entry, states []v1beta1.EntryStatus) []v1beta1.EntryStatus {
+	for i := range states {
+		if states[i].Name == "" {
+			states[i] = v1beta1.EntryStatus{Name: entries[i].Name, Matched: metav1.ConditionUnknown, Reason: reasonPending}
+		}
+	}
+	return states
 }
 
 // combine is ActiveOf, override aside.
@@ -126,7 +143,7 @@ func combine(sw target.Switch, entries []Entry, current *bool) (metav1.Condition
 		}
 		return cond, states, false
 	case waiting:
-		return cond, nil, true
+		return cond, states, true
 	case len(unknown) == 0:
 		// Every entry answered, and none decisively: anyOf none matched,
 		// allOf all matched.

@@ -201,3 +201,42 @@ func TestRetainsModeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrideNeverWaitsForAVerdict: a pinned switch is decided at once,
+// whatever verdicts are still being evaluated, for a single state and for
+// a list; the message says what the state would select is not known yet,
+// and a list's pending entries say so.
+func TestOverrideNeverWaitsForAVerdict(t *testing.T) {
+	const pinned = "spec.override pins active mode; which mode the state would select is not known yet (an expected expression's verdict is being evaluated)"
+	single := builders.DynamicIngress("ns", "site").State("flag").ExpectCode("503").Override(v1beta1.ModeActive).Obj()
+	single.Spec.Expected.Expression = "response.code == 503"
+	state := &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Name: "flag"}, Status: v1beta1.DynamicIngressStateStatus{StatusCode: "503"}}
+	unknown := func(string, match.Response) (string, bool) { return "", false }
+	got, pending := ActiveKnown(single, state, nil, unknown)
+	if pending || got.Status != metav1.ConditionTrue || got.Reason != v1beta1.ReasonOverridden || got.Message != pinned {
+		t.Errorf("ActiveKnown of a pinned switch = pending %v, %s/%s %q; want not pending, True/Overridden %q", pending, got.Status, got.Reason, got.Message, pinned)
+	}
+
+	list := builders.DynamicIngress("ns", "site").AnyOf(builders.Entry("platform", "p", "503"), builders.Entry("window", "w", "503")).
+		Override(v1beta1.ModeActive).Obj()
+	got, states, pending := ActiveOf(list, []Entry{entryOf("platform", "pending"), entryOf("window", "miss")}, nil)
+	if pending || got.Status != metav1.ConditionTrue || got.Reason != v1beta1.ReasonOverridden || got.Message != pinned {
+		t.Errorf("ActiveOf of a pinned list = pending %v, %s/%s %q; want not pending, True/Overridden %q", pending, got.Status, got.Reason, got.Message, pinned)
+	}
+	want := []v1beta1.EntryStatus{
+		{Name: "platform", Matched: metav1.ConditionUnknown, Reason: ReasonVerdictPending},
+		{Name: "window", Matched: metav1.ConditionFalse, Reason: v1beta1.ReasonNotMatched},
+	}
+	if diff := cmp.Diff(want, states); diff != "" {
+		t.Errorf("status.states (-want +got):\n%s", diff)
+	}
+
+	// Not pinned, the same switches wait.
+	single.Spec.Override, list.Spec.Override = "", ""
+	if _, pending := ActiveKnown(single, state, nil, unknown); !pending {
+		t.Error("ActiveKnown of a switch not pinned did not wait for the verdict")
+	}
+	if _, _, pending := ActiveOf(list, []Entry{entryOf("platform", "pending"), entryOf("window", "miss")}, nil); !pending {
+		t.Error("ActiveOf of a list not pinned did not wait for the verdict")
+	}
+}

@@ -31,9 +31,12 @@ func Active(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool)
 // ActiveKnown is Active with expected expressions' verdicts taken from
 // known (match.EvaluateKnown): pending is true, and the condition
 // meaningless, when the verdict the decision needs is not known yet.
+//
+// A switch that spec.override pins never waits: the pinned mode does not
+// depend on the verdict, which the condition's message calls not known yet.
 func ActiveKnown(sw target.Switch, state *v1beta1.DynamicIngressState, current *bool, known match.KnownVerdicts) (cond metav1.Condition, pending bool) {
 	cond = followState(sw, state, current, known)
-	if cond.Reason == reasonPending {
+	if cond.Reason == reasonPending && sw.SwitchSpec().Override == "" {
 		return cond, true
 	}
 	return overridden(sw, cond), false
@@ -89,6 +92,11 @@ func overridden(sw target.Switch, cond metav1.Condition) metav1.Condition {
 		would := cond
 		cond.Status = ConditionStatus(override == v1beta1.ModeActive)
 		cond.Reason = v1beta1.ReasonOverridden
+		if would.Reason == reasonPending {
+			cond.Message = fmt.Sprintf("spec.override pins %s mode; which mode the state would select is not known yet (an expected expression's verdict is being evaluated)",
+				ModeName(cond.Status == metav1.ConditionTrue))
+			return cond
+		}
 		cond.Message = fmt.Sprintf("spec.override pins %s mode; the state would select %s mode (%s)",
 			ModeName(cond.Status == metav1.ConditionTrue), ModeName(would.Status == metav1.ConditionTrue), would.Message)
 	}
