@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -265,5 +266,147 @@ func TestServedWrittenWithTheMode(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("no status showed the active mode within 20s (statuses seen: %v)", seen)
 		}
+	}
+}
+
+// TestServedNeverCountsAnAnswerFromBeforeTheWrite: a switch flips to
+// active and back to passive while a request of its active check is in
+// flight, answered by the passive shape the proxy still served when it was
+// sent. That answer is from before the flip back's write: Served must not
+// turn True from it, and, as the data plane serves the active shape from
+// then on (it never took the flip back), the check ends NotServed.
+func TestServedNeverCountsAnAnswerFromBeforeTheWrite(t *testing.T) {
+	ns := newNamespace(t)
+	var slow, sorry atomic.Bool
+	answered := make(chan struct{}, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		wasSorry, wasSlow := sorry.Load(), slow.Load()
+		if wasSlow {
+			time.Sleep(3 * time.Second)
+		}
+		if wasSorry {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		if wasSlow {
+			answered <- struct{}{}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	// A request may take up to its period (5 s): the slow answer arrives.
+	di.Spec.Served = builders.Served(srv.URL+"/", "503", "200").Period(5 * time.Second).Timeout(8 * time.Second).Obj()
+	create(t, state, di)
+	eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
+	// Served says how long after its write: a change of it is a new
+	// decision (the status may keep the first one while a check holds it).
+	servedAfter := func() string {
+		v := servedOf(di)()
+		if di.Status.Served != nil {
+			v += " after " + di.Status.Served.After
+		}
+		return v
+	}
+	first := servedAfter()
+
+	// The active check's first request is answered 3 s later, with the
+	// passive shape it was sent to.
+	slow.Store(true)
+	setFixedStatus(t, state, "503")
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+	// Back to passive while that request is in flight; the data plane
+	// serves the active shape from now on, at once.
+	setFixedStatus(t, state, "200")
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web"))
+	sorry.Store(true)
+	slow.Store(false)
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request was not answered within 10s")
+	}
+	NewWithT(t).Consistently(servedAfter, 2*time.Second, 50*time.Millisecond).Should(Or(Equal(first), Not(HavePrefix("True/"))))
+	eventually(t, servedOf(di)).WithTimeout(30 * time.Second).Should(Equal("False/NotServed Passive"))
+}
+
+// TestServedChangeChecksAgain: a change of spec.served alone (its URL)
+// sets Served to Checking and checks the new URL, without a target write.
+func TestServedChangeChecksAgain(t *testing.T) {
+	ns := newNamespace(t)
+	plane := newDataPlane(t, ns, "web", 0)
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }))
+	t.Cleanup(gone.Close)
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	di.Spec.Served = builders.Served(plane.url, "503", "200").Period(250 * time.Millisecond).Timeout(5 * time.Second).Obj()
+	create(t, state, di)
+	eventually(t, servedOf(di)).Should(Equal("True/Served Passive"))
+	ingressVersion := targetVersion(t, ns, "web")
+
+	edit(t, di, func(d *v1beta1.DynamicIngress) { d.Spec.Served.URL = gone.URL + "/moved" })
+	eventually(t, servedOf(di)).Should(Equal("Unknown/Checking Passive"))
+	eventually(t, servedOf(di)).Should(Equal("False/NotServed Passive"))
+	c := meta.FindStatusCondition(di.Status.Conditions, v1beta1.ConditionServed)
+	NewWithT(t).Expect(c.Message).To(HaveSuffix(gone.URL + "/moved answered HTTP 404"))
+	NewWithT(t).Expect(targetVersion(t, ns, "web")).To(Equal(ingressVersion), "the target was written again")
+}
+
+// targetVersion is the resourceVersion of the Ingress ns/name.
+func targetVersion(t *testing.T, ns, name string) string {
+	t.Helper()
+	ing := &networkingv1.Ingress{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ing); err != nil {
+		t.Fatal(err)
+	}
+	return ing.ResourceVersion
+}
+
+// TestServedRequestsInFlightPerNamespace: 300 switches of one namespace
+// whose served URLs (each its own) never answer hold at most 8 requests in
+// flight together; another namespace's switch is checked and Served
+// beside them.
+func TestServedRequestsInFlightPerNamespace(t *testing.T) {
+	ns := newNamespace(t)
+	var inFlight, most atomic.Int64
+	release := make(chan struct{})
+	stalling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); stalling.Close() })
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	objs := []client.Object{state}
+	for i := range 300 {
+		di := builders.DynamicIngress(ns, fmt.Sprintf("web-%03d", i)).State("flag").ExpectCode("503").
+			Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+		di.Spec.Served = builders.Served(fmt.Sprintf("%s/%d", stalling.URL, i), "503", "200").Period(250 * time.Millisecond).Timeout(time.Minute).Obj()
+		objs = append(objs, di)
+	}
+	create(t, objs...)
+	eventually(t, func() int64 { return most.Load() }).Should(BeNumerically(">=", 8))
+
+	other := newNamespace(t)
+	plane := newDataPlane(t, other, "shop", 0)
+	otherState := builders.FixedState(other, "flag", "200", "").Obj()
+	shop := builders.DynamicIngress(other, "shop").State("flag").ExpectCode("503").
+		Passive(builders.IngressTo("shop.example.com", "web")).Active(builders.IngressTo("shop.example.com", "sorry")).Obj()
+	shop.Spec.Served = builders.Served(plane.url, "503", "200").Period(250 * time.Millisecond).Timeout(30 * time.Second).Obj()
+	create(t, otherState, shop)
+	eventually(t, servedOf(shop)).Should(Equal("True/Served Passive"))
+	time.Sleep(2 * time.Second)
+	if got := most.Load(); got > 8 {
+		t.Errorf("%d requests of one namespace's served checks in flight at once, want at most 8", got)
 	}
 }

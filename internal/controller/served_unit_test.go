@@ -13,48 +13,85 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
-// TestServedAfterAStart: a manager that starts checks once a switch whose
-// Served is not True for its current mode, and never one that is served.
-func TestServedAfterAStart(t *testing.T) {
-	served := func(status metav1.ConditionStatus, mode v1beta1.Mode) *v1beta1.DynamicIngress {
+// TestServedCondition: what a status shows of spec.served, and when a
+// check is needed without a target write: a manager that starts checks
+// once a switch whose Served is not True for its current mode, and never
+// one that is served; a change of spec.served alone needs a check whether
+// the last check is decided or still in progress.
+func TestServedCondition(t *testing.T) {
+	withStatus := func(status metav1.ConditionStatus, mode v1beta1.Mode, url string) *v1beta1.DynamicIngress {
 		di := builders.DynamicIngress("shop", "web").State("flag").ExpectCode("503").Obj()
-		di.Spec.Served = &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
+		di.Spec.Served = &v1beta1.ServedCheck{URL: url, Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
 		di.Status.Conditions = []metav1.Condition{{Type: v1beta1.ConditionServed, Status: status, Reason: "x"}}
 		di.Status.Served = &v1beta1.ServedStatus{Mode: mode, Since: metav1.Now(), After: "1.00s"}
 		return di
 	}
+	const url, other = "http://127.0.0.1:1/", "http://127.0.0.1:1/other"
+	key := func(u string) string {
+		return servedSpecKey(withStatus(metav1.ConditionTrue, v1beta1.ModePassive, u).Spec.Served)
+	}
+	served := servedResult{spec: key(url), active: false, served: true, at: time.Now(), after: time.Second}
 	for _, tc := range []struct {
-		name      string
-		di        *v1beta1.DynamicIngress
-		active    bool
-		wantCheck bool
+		name        string
+		di          *v1beta1.DynamicIngress
+		active      bool
+		snap        servedSnapshot
+		wantRecheck bool
+		wantReason  string
 	}{
-		{"served for its mode", served(metav1.ConditionTrue, v1beta1.ModePassive), false, false},
-		{"served for the other mode", served(metav1.ConditionTrue, v1beta1.ModePassive), true, true},
-		{"not served", served(metav1.ConditionFalse, v1beta1.ModePassive), false, true},
-		{"checking when the last manager stopped", served(metav1.ConditionUnknown, v1beta1.ModePassive), false, true},
+		{"served for its mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), false, servedSnapshot{}, false, "x"},
+		{"served for the other mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), true, servedSnapshot{}, true, ""},
+		{"not served, after a start", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, servedSnapshot{}, true, ""},
+		{"not served, resumed once already", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, servedSnapshot{resumed: true}, false, "x"},
+		{"checking when the last manager stopped", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false, servedSnapshot{}, true, ""},
+		{"checking", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false,
+			servedSnapshot{checking: true, active: false, spec: key(url)}, false, v1beta1.ReasonChecking},
+		{"decided served", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false,
+			servedSnapshot{decided: true, result: served}, false, v1beta1.ReasonServed},
+		{"decided served, then spec.served changed", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, other), false,
+			servedSnapshot{decided: true, result: served, resumed: true}, true, ""},
+		{"checking, then spec.served changed", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, other), false,
+			servedSnapshot{checking: true, active: false, spec: key(url), resumed: true}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServedChecks(probe.NewProber(probe.Guard{}, 1024))
-			t.Cleanup(s.cancel)
-			id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
-			resumed := 0
-			resume := func() {
-				resumed++
-				s.start(id, tc.di.Spec.Served, tc.active, time.Now(), func(servedResult) {})
+			v, recheck := servedCondition(tc.di, tc.active, tc.snap, nil, time.Now())
+			if recheck != tc.wantRecheck {
+				t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
 			}
-			v := s.view(tc.di, id, tc.active, nil, resume)
-			_ = s.view(tc.di, id, tc.active, nil, resume)
-			if want := map[bool]int{true: 1, false: 0}[tc.wantCheck]; resumed != want {
-				t.Errorf("checks started = %d, want %d", resumed, want)
+			reason := ""
+			if v.cond != nil {
+				reason = v.cond.Reason
 			}
-			if tc.wantCheck && (v.cond == nil || v.cond.Reason != v1beta1.ReasonChecking) {
-				t.Errorf("Served = %+v, want Checking", v.cond)
-			}
-			if !tc.wantCheck && (v.cond == nil || v.cond.Status != metav1.ConditionTrue) {
-				t.Errorf("Served = %+v, want it kept True", v.cond)
+			if !recheck && reason != tc.wantReason {
+				t.Errorf("Served reason = %q, want %q", reason, tc.wantReason)
 			}
 		})
+	}
+}
+
+// TestAnAnswerFromBeforeTheCheckNeverCounts: an answer to a request that
+// began before a check started (before the write it checks) decides
+// nothing, even when it has the shape the check waits for; one that began
+// after it does.
+func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
+	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	t.Cleanup(s.cancel)
+	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	spec := &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
+	g := &servedGroup{checks: map[switchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
+	began := time.Now()
+	// The group is running (its key is taken): start adds the check to it.
+	_, key := servedRequest("shop", spec)
+	s.mu.Lock()
+	s.groups[key] = g
+	s.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	s.start(id, spec, false, time.Now(), func(servedResult) {})
+	if got := s.decide(g, began, probe.Response{StatusCode: "200"}, nil, time.Now()); len(got) != 0 {
+		t.Errorf("an answer to a request that began before the check decided it: %+v", got[0].result)
+	}
+	if got := s.decide(g, time.Now(), probe.Response{StatusCode: "200"}, nil, time.Now()); len(got) != 1 || !got[0].result.served {
+		t.Errorf("an answer to a request that began after the check: %+v, want it served", got)
 	}
 }
 
@@ -129,7 +166,7 @@ func TestNudgeDue(t *testing.T) {
 // maxNudged other groups of its namespaces request at once, those that
 // requested longest ago first, and none of another namespace.
 func TestNudgeOthers(t *testing.T) {
-	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024))
+	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
 	now := time.Now()
 	group := func(ns string, began time.Time) *servedGroup {

@@ -155,7 +155,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	// Switches' spec.served checks, through the same address guard as
 	// probes (docs/behaviour.md, "Served").
-	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns))
+	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns), turns)
 	served.busy = gate.targetsPending
 	if err := mgr.Add(served); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)

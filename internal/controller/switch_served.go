@@ -37,7 +37,8 @@ func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time
 	return r.served.holding(switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}, active, time.Now())
 }
 
-// servedView is what the status shows of spec.served (servedChecks.view).
+// servedView is what the status shows of spec.served (servedCondition),
+// starting the check it needs.
 func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
 	if r.served == nil {
 		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
@@ -51,7 +52,19 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 		route, _ := live.(*gatewayv1.HTTPRoute)
 		parents = routeParentsAcceptance(route)
 	}
-	return r.served.view(sw, id, active, parents, func() { r.checkServed(sw, req, active) })
+	if sw.SwitchSpec().Served == nil {
+		r.served.forget(id)
+		return servedView{}
+	}
+	view, recheck := servedCondition(sw, active, r.served.snapshot(id), parents, time.Now())
+	if recheck {
+		// spec.served changed, or nothing covers the switch since the
+		// manager started: a check from now.
+		r.served.markResumed(id)
+		r.checkServed(sw, req, active)
+		view, _ = servedCondition(sw, active, r.served.snapshot(id), parents, time.Now())
+	}
+	return view
 }
 
 // recordServed is the done of a check of sw's target: the metric, a

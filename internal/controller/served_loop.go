@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"hash/fnv"
+	"slices"
+	"time"
+)
+
+// The request loop of a group of served checks: when it requests, how its
+// requests are spread over the period and follow a reload (nudges), and
+// the namespace's requests in flight.
+
+// run requests the group's URL every period (the shortest of its checks')
+// until it has no check left, deciding each check on each answer. It sends
+// nothing while a flip of a check's namespace still has targets to write:
+// no data plane serves a flip before its writes, and during a flip of
+// hundreds of switches their checks' requests, through the proxy that is
+// reloading, would take the cores and the proxy from the flip's last writes
+// (docs/benchmarks.md, "Served flips through Traefik").
+//
+// A flip's checks start together once its writes are done: each requests
+// at once (hosts that the proxy already serves are seen at once). When the
+// namespace has other checks running, a group's second request comes its
+// share of the period after the first (servedOffset), so that from then
+// on the namespace's requests are spread over the period rather than sent
+// in bursts; when one of them sees its new shape served, a few others of
+// the namespace request at once (nudgeOthers) rather than at their next
+// period: a proxy serves a flip's changes together, so a check sees its
+// own within a few rounds of requests after the proxy's reload, not up to
+// a period later.
+func (s *servedChecks) run(key string, g *servedGroup) {
+	first := true
+	for {
+		namespaces, ok := s.turn(key, g)
+		if !ok {
+			return
+		}
+		if s.busy != nil && slices.ContainsFunc(namespaces, s.busy) {
+			if !s.wait(g, flipWritesPoll, false) {
+				return
+			}
+			continue
+		}
+		s.freed(g, time.Now())
+		began := time.Now()
+		s.mu.Lock()
+		g.began = began
+		next := g.period
+		s.mu.Unlock()
+		select {
+		case <-g.nudge:
+			// This request answers a nudge that came while it waited
+			// for the flip's writes.
+		default:
+		}
+		if first {
+			first = false
+			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
+				next = offset
+			}
+		}
+		if !s.acquireSlot(g.req.Tenant) {
+			return
+		}
+		resp, err := s.prober.Probe(s.ctx, g.req)
+		s.releaseSlot(g.req.Tenant)
+		if s.ctx.Err() != nil {
+			return
+		}
+		decided := s.decide(g, began, resp, err, time.Now())
+		var served []string
+		for _, d := range decided {
+			d.check.done(d.result)
+			if d.result.served {
+				served = append(served, d.check.id.key.Namespace)
+			}
+		}
+		if len(served) > 0 {
+			s.nudgeOthers(g, served, began)
+		}
+		if !s.wait(g, time.Until(began.Add(next)), true) {
+			return
+		}
+	}
+}
+
+// turn is the namespaces of the group's checks, with its period brought up
+// to date; false once it has no check left (and it is no longer running).
+func (s *servedChecks) turn(key string, g *servedGroup) ([]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(g.checks) == 0 {
+		delete(s.groups, key)
+		return nil, false
+	}
+	g.period = 0
+	var namespaces []string
+	for _, c := range g.checks {
+		if g.period == 0 || c.period < g.period {
+			g.period = c.period
+		}
+		if !slices.Contains(namespaces, c.id.key.Namespace) {
+			namespaces = append(namespaces, c.id.key.Namespace)
+		}
+	}
+	return namespaces, true
+}
+
+// freed marks the group's checks free to request from now on, those not
+// marked yet.
+func (s *servedChecks) freed(g *servedGroup, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range g.checks {
+		if c.free.IsZero() {
+			c.free = now
+		}
+	}
+}
+
+// holding is how much longer the status of id, whose target is in the mode
+// active, waits for its check (nothing when it does not wait): a check of
+// that mode in progress holds the status until it is decided, for at most
+// a period after it was free to request, so that the status shows the
+// mode and Served in one write when the proxy serves the flip within a
+// period (docs/behaviour.md, "Served").
+func (s *servedChecks) holding(id switchID, active bool, now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.pending[id]
+	switch {
+	case !ok || c.active != active:
+		return 0
+	case c.free.IsZero():
+		return c.period
+	}
+	return max(c.free.Add(c.period).Sub(now), 0)
+}
+
+// wait waits d, or less when nudged (and nudged is true); false once the
+// manager stops.
+func (s *servedChecks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
+	nudge := g.nudge
+	if !nudged {
+		nudge = nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+	case <-nudge:
+	}
+	return true
+}
+
+// secondOffset is how long after its first request g sends its second:
+// its share of its period when other checks of its namespaces run (the
+// period otherwise).
+func (s *servedChecks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for other, o := range s.groups {
+		if other != key && o.checksIn(namespaces) {
+			return servedOffset(key, g.period)
+		}
+	}
+	return 0
+}
+
+// checksIn reports whether g has a check of a switch in one of namespaces.
+func (g *servedGroup) checksIn(namespaces []string) bool {
+	for _, c := range g.checks {
+		if slices.Contains(namespaces, c.id.key.Namespace) {
+			return true
+		}
+	}
+	return false
+}
+
+// servedOffset is a group's share of its period, from a quarter of it to
+// all of it, the same for the same key: the requests of many groups fall
+// evenly over the period.
+func servedOffset(key string, period time.Duration) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return period/4 + time.Duration(uint64(h.Sum32())*uint64(period*3/4)>>32)
+}
+
+// nudgeOthers asks at most maxNudged of the groups with checks in
+// namespaces, but from, to request now (those that have waited longest),
+// when nudgeDue: a request of from that began at began saw the new shape of
+// a check of theirs. Each that sees its own shape nudges as many again, so
+// a namespace's checks follow a reload within a few rounds of requests
+// while at most a few dozen are in flight: hundreds at once would take the
+// proxy and the cores from the users it serves.
+func (s *servedChecks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []*servedGroup
+	for _, g := range s.groups {
+		if g != from && nudgeDue(g.began, began, g.period, now) && g.checksIn(namespaces) {
+			due = append(due, g)
+		}
+	}
+	slices.SortFunc(due, func(a, b *servedGroup) int { return a.began.Compare(b.began) })
+	for _, g := range due[:min(len(due), maxNudged)] {
+		// Counted as begun, so that the next nudges pick others.
+		g.began = now
+		select {
+		case g.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// maxNudged is how many groups one answer nudges (nudgeOthers).
+const maxNudged = 8
+
+// nudgeDue says whether a group whose last request began at last (zero
+// for none), with the period given, requests now that a request that began
+// at seen saw a new shape: when its last request began before seen (it may
+// not have seen what seen did) and at least half a period ago, so that
+// nudges at most double a check's requests.
+func nudgeDue(last, seen time.Time, period time.Duration, now time.Time) bool {
+	if last.IsZero() {
+		return true
+	}
+	return last.Before(seen) && now.Sub(last) >= period/2
+}
+
+// flipWritesPoll is how often a check that waits for its namespace's flip
+// writes looks again (in memory: waiting sends no request anywhere).
+const flipWritesPoll = 50 * time.Millisecond
+
+// maxServedInFlight is how many requests the served checks of one
+// namespace hold in flight together: 300 switches of one namespace with
+// distinct URLs that never answer hold 8 connections, not 300, and leave
+// the manager's requests to the other namespaces.
+const maxServedInFlight = 8
+
+// acquireSlot waits for one of namespace's request slots; false once the
+// manager stops. A group that waits takes no other resource and sends no
+// request.
+func (s *servedChecks) acquireSlot(namespace string) bool {
+	for {
+		s.mu.Lock()
+		if s.inFlight[namespace] < maxServedInFlight {
+			s.inFlight[namespace]++
+			s.mu.Unlock()
+			return true
+		}
+		freed := s.slotFreed
+		s.mu.Unlock()
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-freed:
+		}
+	}
+}
+
+// releaseSlot gives back one of namespace's request slots.
+func (s *servedChecks) releaseSlot(namespace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight[namespace]--; s.inFlight[namespace] <= 0 {
+		delete(s.inFlight, namespace)
+	}
+	close(s.slotFreed)
+	s.slotFreed = make(chan struct{})
+}

@@ -1,0 +1,119 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+)
+
+// What a switch's status shows of its served check: a pure function of the
+// check's snapshot, the switch and the clock.
+
+// servedView is what the status shows of a switch's spec.served: the
+// Served condition and status.served; nil condition removes both.
+type servedView struct {
+	cond   *metav1.Condition
+	status *v1beta1.ServedStatus
+}
+
+// servedSnapshot is what the served checks know of one switch: its check
+// in progress (checking, of the mode active and the spec.served key spec),
+// its last decided check, and whether it was checked once without a
+// target write (resumed).
+type servedSnapshot struct {
+	checking bool
+	active   bool
+	spec     string
+	result   servedResult
+	decided  bool
+	resumed  bool
+}
+
+// servedCondition is what the status of sw, whose target is in the mode
+// active, shows of its spec.served (not nil): Checking while a check of
+// the current spec.served is in progress, Served or NotServed once one is
+// decided. recheck is true when sw needs a check from now although no
+// target write started one: its spec.served changed since the check in
+// progress or decided (the answer of that check is about another URL or
+// matcher), or nothing covers it and its Served is not True for its mode
+// (a manager restarted, or spec.served just added; once per manager,
+// snap.resumed).
+func servedCondition(sw target.Switch, active bool, snap servedSnapshot, parents parentsAcceptance, now time.Time) (view servedView, recheck bool) {
+	spec := sw.SwitchSpec().Served
+	key := servedSpecKey(spec)
+	status := sw.SwitchStatus()
+	mode := v1beta1.ModePassive
+	if active {
+		mode = v1beta1.ModeActive
+	}
+	cond := metav1.Condition{Type: v1beta1.ConditionServed, ObservedGeneration: sw.GetGeneration()}
+	current := snap.checking && snap.spec == key || !snap.checking && snap.decided && snap.result.spec == key
+	switch {
+	case (snap.checking || snap.decided) && !current:
+		return servedView{status: status.Served}, true
+	case snap.checking && snap.active == active:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
+		cond.Message = fmt.Sprintf("the target was written in %s mode; requesting %s every %s until it answers as that shape does (timeout %s)",
+			decision.ModeName(active), probe.RedactURL(spec.URL), servedPeriod(spec), servedTimeout(spec))
+		return servedView{cond: &cond, status: status.Served}, false
+	case snap.decided && snap.result.active == active:
+		return decidedView(spec, active, mode, snap.result, status, parents, cond, now), false
+	}
+	prev := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionServed)
+	if prev != nil && prev.Status == metav1.ConditionTrue && status.Served != nil && status.Served.Mode == mode {
+		return servedView{cond: prev, status: status.Served}, false
+	}
+	if !snap.resumed {
+		return servedView{status: status.Served}, true
+	}
+	if prev != nil {
+		return servedView{cond: prev, status: status.Served}, false
+	}
+	return servedView{}, false
+}
+
+// decidedView is the Served condition of a decided check (result) of the
+// mode active: Served, NotServed, or Checking while an HTTPRoute's parents
+// have not accepted its generation (parents) within the timeout.
+func decidedView(spec *v1beta1.ServedCheck, active bool, mode v1beta1.Mode, result servedResult, status *v1beta1.SwitchStatus,
+	parents parentsAcceptance, cond metav1.Condition, now time.Time) servedView {
+	switch {
+	case result.served && parents != nil && parents() != "":
+		// The URL answers with the shape; the route's parents have not
+		// all accepted its generation yet.
+		if written := result.at.Add(-result.after); now.After(written.Add(servedTimeout(spec))) {
+			cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
+			cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s",
+				decision.ModeName(active), servedTimeout(spec), parents())
+			return servedView{cond: &cond, status: status.Served}
+		}
+		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
+		cond.Message = fmt.Sprintf("%s answers as the %s shape does (%s after the target was written); %s",
+			probe.RedactURL(spec.URL), decision.ModeName(active), formatAfter(result.after), parents())
+		return servedView{cond: &cond, status: status.Served}
+	case result.served:
+		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonServed
+		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), formatAfter(result.after))
+		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: formatAfter(result.after)}
+		if prev := status.Served; prev != nil && prev.Mode == mode && prev.After == served.After {
+			served = prev
+		}
+		return servedView{cond: &cond, status: served}
+	}
+	cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
+	cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s answered %s",
+		decision.ModeName(active), servedTimeout(spec), probe.RedactURL(spec.URL), result.last)
+	return servedView{cond: &cond, status: status.Served}
+}
+
+// formatAfter is a duration as status.served.after shows it: "2.31s".
+func formatAfter(d time.Duration) string {
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
