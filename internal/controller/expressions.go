@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
@@ -86,9 +87,10 @@ func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
 
 // known returns the verdicts the switch id can decide from now: the ones
 // kept (the shared cache, or its own last one). A verdict that is not
-// kept is evaluated in its namespace's turn, and the switch is reconciled
-// again (wake) once it is known.
-func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdicts {
+// kept is evaluated in a turn of the state's account (verdictAccount), and
+// the switch is reconciled again (wake) once it is known.
+func (e *expressionEvaluator) known(id switchID, state v1beta1.StateReference, wake func()) match.KnownVerdicts {
+	account := verdictAccount(id.key.Namespace, state)
 	if id.entry != "" {
 		e.noteEntry(id)
 	}
@@ -104,9 +106,24 @@ func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdict
 			e.remember(id, key, v)
 			return v, true
 		}
-		e.submit(id, key, expr, got, wake)
+		e.submit(id, account, key, expr, got, wake)
 		return "", false
 	}
+}
+
+// verdictAccount is whose evaluation turns a verdict on the answer of
+// state, followed by a switch of namespace, is evaluated in: the state's
+// namespace for a DynamicIngressState (only its namespace's switches
+// follow it); for a ClusterDynamicIngressState, whose answer switches of
+// many namespaces share a verdict on, the platform's account (""), as its
+// probes are. Never the queue of whichever namespace asked first: a
+// namespace's slow expressions must not delay another's verdict on the
+// platform's kill switch.
+func verdictAccount(namespace string, state v1beta1.StateReference) string {
+	if state.IsCluster() {
+		return ""
+	}
+	return namespace
 }
 
 // remember keeps v as the switch's last verdict.
@@ -150,9 +167,10 @@ func (e *expressionEvaluator) stopWaitingLocked(id switchID) {
 	}
 }
 
-// submit has the verdict key of expr on got evaluated, unless it is being
-// evaluated already, and wake called for id once it is known.
-func (e *expressionEvaluator) submit(id switchID, key, expr string, got match.Response, wake func()) {
+// submit has the verdict key of expr on got evaluated in a turn of
+// account, unless it is being evaluated already, and wake called for id
+// once it is known.
+func (e *expressionEvaluator) submit(id switchID, account, key, expr string, got match.Response, wake func()) {
 	e.mu.Lock()
 	if e.waitsFor[id] != key {
 		e.stopWaitingLocked(id)
@@ -166,7 +184,7 @@ func (e *expressionEvaluator) submit(id switchID, key, expr string, got match.Re
 	e.waitsFor[id] = key
 	e.mu.Unlock()
 	if !running {
-		go e.evaluate(id.key.Namespace, key, expr, got)
+		go e.evaluate(account, key, expr, got)
 	}
 }
 
@@ -180,10 +198,10 @@ func (e *expressionEvaluator) anyWaiting(key string) bool {
 	return len(e.waiting[key]) > 0
 }
 
-// evaluate evaluates expr on got in a turn of namespace, then keeps the
+// evaluate evaluates expr on got in a turn of account, then keeps the
 // verdict for every switch that waits for it and wakes them.
-func (e *expressionEvaluator) evaluate(namespace, key, expr string, got match.Response) {
-	turn, err := e.turns.Acquire(e.ctx, namespace)
+func (e *expressionEvaluator) evaluate(account, key, expr string, got match.Response) {
+	turn, err := e.turns.Acquire(e.ctx, account)
 	var verdict string
 	if err == nil {
 		if e.anyWaiting(key) {

@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
@@ -27,7 +31,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	}
 	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	var woken atomic.Int32
-	known := e.known(id, func() { woken.Add(1) })
+	known := e.known(id, v1beta1.StateReference{Name: "flag"}, func() { woken.Add(1) })
 	const expr = `response.code == 201 && "stale-test" != ""`
 	old, current := match.Response{StatusCode: "200", Body: "a"}, match.Response{StatusCode: "201", Body: "b"}
 	if _, ok := known(expr, old); ok {
@@ -52,5 +56,81 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	}
 	if v, ok := known(expr, current); !ok || v != "" {
 		t.Errorf("the current verdict: %q, %v; want it known and holding", v, ok)
+	}
+}
+
+// TestSharedVerdictOnTheStatesAccount: a verdict on a cluster state's
+// answer that switches of two namespaces ask for is evaluated in the
+// platform's turns, not in the queue of the namespace that asked first:
+// a namespace with a queue of its own expressions, that asks first, does
+// not make the other namespace's switch wait behind that queue.
+func TestSharedVerdictOnTheStatesAccount(t *testing.T) {
+	turns := fairshare.New(clock.RealClock{}, 1, 1)
+	e := newExpressionEvaluator(turns)
+	defer e.cancel()
+	held, err := turns.Acquire(context.Background(), "attacker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	woke := func(name string) func() {
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, name)
+		}
+	}
+	got := match.Response{StatusCode: "503", Body: `{"down":true}`}
+	// queued waits until n evaluations wait for a turn, so that each is in
+	// line before the next is asked for.
+	queued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); turns.Waiting() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d evaluations wait for a turn, want %d", turns.Waiting(), n)
+			}
+		}
+	}
+	attacker := func(name string) switchID {
+		return switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "attacker", Name: name}}
+	}
+	// The attacker's own expressions on its own state, queued first.
+	// Expressions of this run only: verdicts are cached process-wide.
+	run := time.Now().UnixNano()
+	for i := range 3 {
+		expr := fmt.Sprintf(`response.code == 503 && "a%d-%d" != ""`, i, run)
+		name := fmt.Sprintf("own-%d", i+1)
+		e.known(attacker(name), v1beta1.StateReference{Name: "own"}, woke(name))(expr, got)
+		queued(i + 1)
+	}
+	// Then the shared verdict on the platform's kill switch: the attacker
+	// asks first, the victim after.
+	shared := fmt.Sprintf(`response.code == 503 && "platform-%d" != ""`, run)
+	global := v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global"}
+	e.known(attacker("follower"), global, woke("attacker-follower"))(shared, got)
+	queued(4)
+	victim := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	e.known(victim, global, woke("victim"))(shared, got)
+	held.Done()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(order)
+		mu.Unlock()
+		if n == 5 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 5 {
+		t.Fatalf("woken: %v, want all five", order)
+	}
+	victimAt, lastOwn := slices.Index(order, "victim"), slices.Index(order, "own-3")
+	if victimAt > lastOwn {
+		t.Errorf("woken in the order %v: the victim's shared verdict waited behind the attacker's own queue", order)
 	}
 }
