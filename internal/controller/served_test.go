@@ -371,7 +371,7 @@ func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 	ns := newNamespace(t)
 	var inFlight, most atomic.Int64
 	release := make(chan struct{})
-	stalling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	stalling := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
