@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -465,4 +467,53 @@ func TestNotifierSinkHeaderFromASecret(t *testing.T) {
 		return out
 	}).WithTimeout(time.Minute).Should(Equal([]string{"Bearer s3cr3t"}))
 	eventually(t, notifierReady(notifier)).Should(Equal("True/Delivered"))
+}
+
+// notifierTurnsNamespace belongs to a manager whose API requests a test
+// counts; the suite's manager does not watch it.
+const notifierTurnsNamespace = "notifier-turns"
+
+// TestNotifierWaitingForItsTurnSendsNoRequest: two notifiers of one
+// namespace, each with a sink that takes 3 s to answer, have a change to
+// send: one sends while the other waits for the namespace's turn, and the
+// one that waits asks nothing of the API server meanwhile (a notifier
+// reads itself once it has its turn, not before).
+func TestNotifierWaitingForItsTurnSendsNoRequest(t *testing.T) {
+	var gets atomic.Int64
+	cfg := rest.CopyConfig(testConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/namespaces/"+notifierTurnsNamespace+"/dynamicingressnotifiers/") {
+				gets.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	startManagerFor(t, notifierTurnsNamespace, cfg, nil)
+	ns := notifierTurnsNamespace
+	state := builders.FixedState(ns, "flag", "200", "").Obj()
+	create(t, state)
+	eventually(t, conditionOf(state, v1beta1.ConditionReady)).Should(Equal("True/Fixed"))
+	var sinks []*suite.Sink
+	for _, name := range []string{"first", "second"} {
+		sink := suite.NewSink(t)
+		sink.SetAnswer(func(int) int { time.Sleep(3 * time.Second); return http.StatusOK })
+		sinks = append(sinks, sink)
+		create(t, builders.Notifier(ns, name, sink.URL).State("flag").Events(v1beta1.NotificationStateChanged).Obj())
+	}
+	for _, name := range []string{"first", "second"} {
+		eventually(t, notifierReady(&v1beta1.DynamicIngressNotifier{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).Should(Equal("True/Idle"))
+	}
+
+	before := gets.Load()
+	setFixedStatus(t, state, "503")
+	for _, sink := range sinks {
+		eventually(t, sink.Received).Should(HaveLen(1))
+	}
+	// Each notifier reads itself once per turn: one turn each to send,
+	// perhaps one more each after its write. Waiting ~3 s at 25 ms a look
+	// would have been a hundred more.
+	if got := gets.Load() - before; got > 6 {
+		t.Errorf("%d GETs of the notifiers while one waited 3s for the other's turn, want at most 6", got)
+	}
 }

@@ -62,7 +62,7 @@ func runSuite(m *testing.M) int {
 	mgrCfg.Wrap(countWrites)
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme: scheme,
-		Cache: cacheOptionsExcept(laggingNamespace, veryLaggingNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace,
+		Cache: cacheOptionsExcept(laggingNamespace, veryLaggingNamespace, notifierTurnsNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace,
 			unknownNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
