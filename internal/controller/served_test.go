@@ -364,14 +364,18 @@ func targetVersion(t *testing.T, ns, name string) string {
 }
 
 // TestServedRequestsInFlightPerNamespace: 300 switches of one namespace
-// whose served URLs (each its own) never answer hold at most 8 requests in
-// flight together; another namespace's switch is checked and Served
-// beside them.
+// whose served URLs (each its own) stall and never answer as their shape
+// hold at most 8 requests in flight together; another namespace's switch
+// is checked and Served beside them.
 func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 	ns := newNamespace(t)
 	var inFlight, most atomic.Int64
-	release := make(chan struct{})
-	stalling := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	// Each request is held 700 ms, within the checks' request timeout
+	// (1 s), and answered 404: the handler has ended, and its count with
+	// it, before the manager has the answer, so the count here is never
+	// above the manager's own (a request the manager gave up on would
+	// stay counted here until the server noticed).
+	stalling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -381,11 +385,12 @@ func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 			}
 		}
 		select {
-		case <-release:
+		case <-time.After(700 * time.Millisecond):
 		case <-r.Context().Done():
 		}
+		w.WriteHeader(http.StatusNotFound)
 	}))
-	t.Cleanup(func() { close(release); stalling.Close() })
+	t.Cleanup(stalling.Close)
 	state := builders.FixedState(ns, "flag", "200", "").Obj()
 	objs := []client.Object{state}
 	for i := range 300 {
