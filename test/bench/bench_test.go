@@ -65,6 +65,10 @@ type config struct {
 	// operator and of each owned floor.
 	servedNs   []int
 	servedReps int
+	// servedStalling is how many switches of another namespace, each with
+	// a served URL of its own that stalls and never answers as its shape, the first served N
+	// flips beside once more (servedFairness; 0: not measured).
+	servedStalling int
 	// servedChecksOff leaves spec.served out of the served measure's
 	// switches (BENCH_SERVED_CHECKS=0).
 	servedChecksOff bool
@@ -133,6 +137,7 @@ var smallConfig = config{
 	anyOfFlipReps:       1,
 	servedNs:            []int{50},
 	servedReps:          1,
+	servedStalling:      100,
 	notifyN:             50,
 	notifyReps:          1,
 	notifyOutage:        5 * time.Second,
@@ -190,6 +195,7 @@ var fullConfig = config{
 	anyOfFlipReps:       5,
 	servedNs:            []int{50, 500},
 	servedReps:          3,
+	servedStalling:      300,
 	notifyN:             2000,
 	notifyReps:          2,
 	notifyOutage:        2 * time.Minute,

@@ -149,6 +149,11 @@ type servedSuite struct {
 	n     int
 	setup time.Duration
 	runs  []servedRun
+	// stalling is how many stalling checks of another namespace the flips
+	// beside them had (besideStalling; 0 when not measured), and
+	// stallingMost the most requests of theirs in flight at once.
+	stalling     int
+	stallingMost int64
 }
 
 // servedResult is the served measure.
@@ -440,6 +445,11 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 			})
 		}
 		if err := b.runRound(ctx, rep, steps); err != nil {
+			return nil, err
+		}
+	}
+	if !sm.checksOff && b.cfg.servedStalling > 0 && n == b.cfg.servedNs[0] {
+		if err := sm.besideStalling(ctx, op, m, res); err != nil {
 			return nil, err
 		}
 	}
@@ -858,6 +868,7 @@ func (r *servedResult) summaryRows(sum *table, workers []int) {
 			sum.add(fmt.Sprintf("served flip N=%d %s: host served → its Served condition True, max over %d flips", s.n, direction(active), op.flips),
 				round(op.conditionMax), "required at most", round(servedConditionBar), durRatio(op.conditionMax, servedConditionBar))
 		}
+		s.fairnessRows(sum)
 	}
 }
 
