@@ -368,8 +368,66 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 
 	title("10. A bad apply is rejected at once, with the field and the reason")
 	say("A second DynamicIngress may not take over the storefront Ingress:")
-	return k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`)
+	if err := k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`); err != nil {
+		return err
+	}
+	return requestPermission(k)
 }
+
+// requestPermission shows that a user who may edit switches but not create
+// states cannot make the manager send requests through spec.served.
+func requestPermission(k *kubectl) error {
+	say("A developer who may edit DynamicIngresses here, but not create states, may not give one a")
+	say("spec.served either: a served check makes the manager send requests, as a probe does:")
+	for _, args := range [][]string{
+		{"create", "clusterrole", "demo-switch-editor", "--verb=get,list,watch,create,update,patch,delete", "--resource=dynamicingresses.ingress.dynamicingress.io"},
+		{"create", "rolebinding", "dev-edits-switches", "-n", namespace, "--clusterrole=demo-switch-editor", "--user=dev"},
+	} {
+		if err := k.show(args...); err != nil {
+			return err
+		}
+	}
+	// The API server's authorizer sees the binding a moment later.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _ := k.Command("", "auth", "can-i", "create", "dynamicingresses.ingress.dynamicingress.io", "-n", namespace, "--as=dev").Output()
+		if strings.TrimSpace(string(out)) == "yes" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("dev may not create dynamicingresses 30s after its RoleBinding: %q", out)
+		}
+	}
+	return k.showRejectedIn(namespace, servedByADeveloper, "dynamicingress/status-check",
+		`spec.served: Forbidden: a served check makes the manager send requests; it needs permission to create dynamicingressstates in namespace "demo"`, "--as=dev")
+}
+
+// servedByADeveloper is a switch with spec.served, applied as a user who
+// may not create states; it never reaches the cluster.
+const servedByADeveloper = `apiVersion: ingress.dynamicingress.io/v1beta1
+kind: DynamicIngress
+metadata:
+  name: status-check
+spec:
+  target:
+    name: status-check
+  state: killswitch
+  expected:
+    statusCode: "503"
+  activeIngress:
+    template:
+      spec:
+        defaultBackend:
+          service:
+            name: sorry-page
+            port:
+              number: 80
+  served:
+    url: http://internal-admin.demo.svc.cluster.local/
+    active:
+      statusCode: "503"
+    passive:
+      statusCode: "200"
+`
 
 // scheduledWindow adds a one-off window to the weekly schedule that opens a
 // few seconds from now, and watches the checkout close and reopen on time.
@@ -530,10 +588,11 @@ func (k *kubectl) showRejected(manifest, object, want string) error {
 	return k.showRejectedIn(namespace, manifest, object, want)
 }
 
-// showRejectedIn is showRejected in namespace ns.
-func (k *kubectl) showRejectedIn(ns, manifest, object, want string) error {
-	fmt.Printf("\n$ kubectl apply -n %s -f - <<EOF\n%sEOF\n", ns, manifest)
-	out, err := k.Command(manifest, "apply", "-n", ns, "-f", "-").CombinedOutput()
+// showRejectedIn is showRejected in namespace ns, with kubectl's extra
+// flags (--as=USER) after the others.
+func (k *kubectl) showRejectedIn(ns, manifest, object, want string, extra ...string) error {
+	fmt.Printf("\n$ kubectl apply -n %s -f -%s <<EOF\n%sEOF\n", ns, strings.Join(append([]string{""}, extra...), " "), manifest)
+	out, err := k.Command(manifest, append([]string{"apply", "-n", ns, "-f", "-"}, extra...)...).CombinedOutput()
 	fmt.Print(string(out))
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
