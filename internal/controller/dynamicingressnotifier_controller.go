@@ -106,11 +106,13 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var overrides []notify.Override
-	if n.SendsEvent(v1beta1.NotificationOverridden) {
-		if overrides, err = r.overrides(ctx, n); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Read whether or not Overridden is sent (deliver marks what is not
+	// wanted as delivered): the record is kept up to date, so that a
+	// notifier that starts sending Overridden later sends only what
+	// follows.
+	overrides, err := r.overrides(ctx, n)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	// Overrides from the notifier's first turn on: the earlier ones are
 	// not news (nor, once, those of a notifier written before overrides

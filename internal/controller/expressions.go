@@ -3,14 +3,12 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
@@ -27,7 +25,12 @@ const verdictRecheck = time.Minute
 // whose switches hold thousands of slow, distinct expressions waits for
 // its own evaluations, and the workers go on with other namespaces'
 // switches (docs/behaviour.md, "Fair shares"). A verdict is evaluated once
-// per expression and response, whoever asks, as before.
+// per expression and response, whoever asks: when switches of several
+// namespaces wait for the same verdict (one expression on a cluster
+// state's answer), each namespace asks for a turn of its own and the first
+// turn given evaluates it for all, so that it never waits in the queue of
+// whichever namespace asked first (nor in one account that any admitted
+// namespace could fill).
 type expressionEvaluator struct {
 	turns *fairshare.Turns
 	// ctx ends the evaluations that wait for a turn when the manager
@@ -36,9 +39,10 @@ type expressionEvaluator struct {
 	cancel context.CancelFunc
 
 	mu sync.Mutex
-	// waiting has, per verdict being evaluated (match.VerdictKey), the
-	// switches to reconcile once it is known.
-	waiting map[string]map[switchID]func()
+	// jobs has, per verdict being evaluated (match.VerdictKey), the
+	// switches to reconcile once it is known and the namespaces that ask
+	// for a turn to evaluate it.
+	jobs map[string]*verdictJob
 	// last has each switch's last verdict, so that a verdict evicted from
 	// the shared cache by thousands of others is not evaluated again for
 	// a switch that already had it.
@@ -67,10 +71,19 @@ type knownVerdict struct {
 	verdict string
 }
 
+// verdictJob is one verdict to evaluate: the switches that wait for it,
+// the namespaces that asked for a turn for it, and whether a turn was
+// given (the evaluation is under way).
+type verdictJob struct {
+	switches map[switchID]func()
+	accounts map[string]bool
+	claimed  bool
+}
+
 func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
-		waiting: map[string]map[switchID]func(){}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}, entries: map[switchID][]string{}}
+		jobs: map[string]*verdictJob{}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}, entries: map[switchID][]string{}}
 }
 
 // Start ends the evaluations still waiting for a turn when ctx is done. It
@@ -87,10 +100,11 @@ func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
 
 // known returns the verdicts the switch id can decide from now: the ones
 // kept (the shared cache, or its own last one). A verdict that is not
-// kept is evaluated in a turn of the state's account (verdictAccount), and
-// the switch is reconciled again (wake) once it is known.
-func (e *expressionEvaluator) known(id switchID, state v1beta1.StateReference, wake func()) match.KnownVerdicts {
-	account := verdictAccount(id.key.Namespace, state)
+// kept is evaluated in a turn of the switch's namespace, or of another
+// namespace that waits for it too, whichever comes first, and the switch
+// is reconciled again (wake) once it is known.
+func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdicts {
+	account := id.key.Namespace
 	if id.entry != "" {
 		e.noteEntry(id)
 	}
@@ -109,21 +123,6 @@ func (e *expressionEvaluator) known(id switchID, state v1beta1.StateReference, w
 		e.submit(id, account, key, expr, got, wake)
 		return "", false
 	}
-}
-
-// verdictAccount is whose evaluation turns a verdict on the answer of
-// state, followed by a switch of namespace, is evaluated in: the state's
-// namespace for a DynamicIngressState (only its namespace's switches
-// follow it); for a ClusterDynamicIngressState, whose answer switches of
-// many namespaces share a verdict on, the platform's account (""), as its
-// probes are. Never the queue of whichever namespace asked first: a
-// namespace's slow expressions must not delay another's verdict on the
-// platform's kill switch.
-func verdictAccount(namespace string, state v1beta1.StateReference) string {
-	if state.IsCluster() {
-		return ""
-	}
-	return namespace
 }
 
 // remember keeps v as the switch's last verdict.
@@ -162,73 +161,84 @@ func (e *expressionEvaluator) forget(id switchID) {
 // stopWaitingLocked takes id off the switches that wait for a verdict.
 func (e *expressionEvaluator) stopWaitingLocked(id switchID) {
 	if key, ok := e.waitsFor[id]; ok {
-		delete(e.waiting[key], id)
+		if job := e.jobs[key]; job != nil {
+			delete(job.switches, id)
+		}
 		delete(e.waitsFor, id)
 	}
 }
 
-// submit has the verdict key of expr on got evaluated in a turn of
-// account, unless it is being evaluated already, and wake called for id
-// once it is known.
+// submit has the verdict key of expr on got evaluated, unless it is being
+// evaluated already, and wake called for id once it is known; account, the
+// switch's namespace, asks for a turn for it unless it has already.
 func (e *expressionEvaluator) submit(id switchID, account, key, expr string, got match.Response, wake func()) {
 	e.mu.Lock()
 	if e.waitsFor[id] != key {
 		e.stopWaitingLocked(id)
 	}
-	switches, running := e.waiting[key]
-	if !running {
-		switches = map[switchID]func(){}
-		e.waiting[key] = switches
+	job, ok := e.jobs[key]
+	if !ok {
+		job = &verdictJob{switches: map[switchID]func(){}, accounts: map[string]bool{}}
+		e.jobs[key] = job
 	}
-	switches[id] = wake
+	job.switches[id] = wake
 	e.waitsFor[id] = key
+	ask := !job.claimed && !job.accounts[account]
+	job.accounts[account] = true
 	e.mu.Unlock()
-	if !running {
+	if ask {
 		go e.evaluate(account, key, expr, got)
 	}
 }
 
-// errNobodyWaits is why an evaluation is dropped when its turn comes.
-var errNobodyWaits = errors.New("no switch waits for the verdict")
-
-// anyWaiting says whether a switch still waits for the verdict key.
-func (e *expressionEvaluator) anyWaiting(key string) bool {
+// claim takes the job of the verdict key for the turn of account that
+// came: true when it is the first turn given for it and a switch still
+// waits for it. A turn that comes later, or for a job nobody waits for any
+// more, evaluates nothing (the job goes once no turn is asked any more).
+func (e *expressionEvaluator) claim(account, key string) (*verdictJob, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.waiting[key]) > 0
+	job := e.jobs[key]
+	if job == nil {
+		return nil, false
+	}
+	if job.claimed || len(job.switches) == 0 {
+		delete(job.accounts, account)
+		if !job.claimed && len(job.accounts) == 0 {
+			delete(e.jobs, key)
+		}
+		return nil, false
+	}
+	job.claimed = true
+	return job, true
 }
 
-// evaluate evaluates expr on got in a turn of account, then keeps the
+// evaluate waits for a turn of account, then, unless another namespace's
+// turn evaluated the verdict first, evaluates expr on got, keeps the
 // verdict for every switch that waits for it and wakes them.
 func (e *expressionEvaluator) evaluate(account, key, expr string, got match.Response) {
 	turn, err := e.turns.Acquire(e.ctx, account)
-	var verdict string
-	if err == nil {
-		if e.anyWaiting(key) {
-			verdict = match.EvaluateVerdict(expr, got)
-		} else {
-			// Every switch that asked for it is gone.
-			err = errNobodyWaits
-		}
-		turn.Done()
-	}
-	e.mu.Lock()
-	switches := e.waiting[key]
-	delete(e.waiting, key)
-	for id := range switches {
-		delete(e.waitsFor, id)
-	}
-	if err == nil {
-		digest := sha256.Sum256([]byte(key))
-		for id := range switches {
-			e.last[id] = knownVerdict{key: digest, verdict: verdict}
-		}
-	}
-	e.mu.Unlock()
 	if err != nil {
 		return
 	}
-	for _, wake := range switches {
+	job, ok := e.claim(account, key)
+	if !ok {
+		turn.Done()
+		return
+	}
+	verdict := match.EvaluateVerdict(expr, got)
+	turn.Done()
+	e.mu.Lock()
+	if e.jobs[key] == job {
+		delete(e.jobs, key)
+	}
+	digest := sha256.Sum256([]byte(key))
+	for id := range job.switches {
+		delete(e.waitsFor, id)
+		e.last[id] = knownVerdict{key: digest, verdict: verdict}
+	}
+	e.mu.Unlock()
+	for _, wake := range job.switches {
 		wake()
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 )
@@ -31,7 +30,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	}
 	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	var woken atomic.Int32
-	known := e.known(id, v1beta1.StateReference{Name: "flag"}, func() { woken.Add(1) })
+	known := e.known(id, func() { woken.Add(1) })
 	const expr = `response.code == 201 && "stale-test" != ""`
 	old, current := match.Response{StatusCode: "200", Body: "a"}, match.Response{StatusCode: "201", Body: "b"}
 	if _, ok := known(expr, old); ok {
@@ -59,12 +58,13 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	}
 }
 
-// TestSharedVerdictOnTheStatesAccount: a verdict on a cluster state's
-// answer that switches of two namespaces ask for is evaluated in the
-// platform's turns, not in the queue of the namespace that asked first:
-// a namespace with a queue of its own expressions, that asks first, does
-// not make the other namespace's switch wait behind that queue.
-func TestSharedVerdictOnTheStatesAccount(t *testing.T) {
+// TestSharedVerdictNeverWaitsInAnotherNamespacesQueue: a verdict on a
+// cluster state's answer that switches of two namespaces wait for is
+// evaluated in whichever of their turns comes first: an attacker
+// namespace with a queue of its own distinct expressions on that answer,
+// which asks for the shared verdict first, does not make the other
+// namespace's switch wait behind that queue.
+func TestSharedVerdictNeverWaitsInAnotherNamespacesQueue(t *testing.T) {
 	turns := fairshare.New(clock.RealClock{}, 1, 1)
 	e := newExpressionEvaluator(turns)
 	defer e.cancel()
@@ -81,6 +81,7 @@ func TestSharedVerdictOnTheStatesAccount(t *testing.T) {
 			order = append(order, name)
 		}
 	}
+	// The cluster state's answer.
 	got := match.Response{StatusCode: "503", Body: `{"down":true}`}
 	// queued waits until n evaluations wait for a turn, so that each is in
 	// line before the next is asked for.
@@ -95,23 +96,23 @@ func TestSharedVerdictOnTheStatesAccount(t *testing.T) {
 	attacker := func(name string) switchID {
 		return switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "attacker", Name: name}}
 	}
-	// The attacker's own expressions on its own state, queued first.
+	// The attacker's own distinct expressions on the answer, queued first.
 	// Expressions of this run only: verdicts are cached process-wide.
 	run := time.Now().UnixNano()
 	for i := range 3 {
 		expr := fmt.Sprintf(`response.code == 503 && "a%d-%d" != ""`, i, run)
 		name := fmt.Sprintf("own-%d", i+1)
-		e.known(attacker(name), v1beta1.StateReference{Name: "own"}, woke(name))(expr, got)
+		e.known(attacker(name), woke(name))(expr, got)
 		queued(i + 1)
 	}
-	// Then the shared verdict on the platform's kill switch: the attacker
+	// Then the verdict both namespaces' switches follow: the attacker
 	// asks first, the victim after.
 	shared := fmt.Sprintf(`response.code == 503 && "platform-%d" != ""`, run)
-	global := v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global"}
-	e.known(attacker("follower"), global, woke("attacker-follower"))(shared, got)
+	e.known(attacker("follower"), woke("attacker-follower"))(shared, got)
 	queued(4)
 	victim := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
-	e.known(victim, global, woke("victim"))(shared, got)
+	e.known(victim, woke("victim"))(shared, got)
+	queued(5)
 	held.Done()
 
 	deadline := time.Now().Add(5 * time.Second)
@@ -124,13 +125,17 @@ func TestSharedVerdictOnTheStatesAccount(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	time.Sleep(50 * time.Millisecond) // a second evaluation of the shared verdict would have run by now
 	mu.Lock()
 	defer mu.Unlock()
 	if len(order) != 5 {
-		t.Fatalf("woken: %v, want all five", order)
+		t.Fatalf("woken: %v, want all five once", order)
 	}
 	victimAt, lastOwn := slices.Index(order, "victim"), slices.Index(order, "own-3")
 	if victimAt > lastOwn {
 		t.Errorf("woken in the order %v: the victim's shared verdict waited behind the attacker's own queue", order)
+	}
+	if a, v := slices.Index(order, "attacker-follower"), slices.Index(order, "victim"); a < 0 || v < 0 || (a != v+1 && v != a+1) {
+		t.Errorf("woken in the order %v: the shared verdict's two switches were not woken together (evaluated twice?)", order)
 	}
 }

@@ -60,11 +60,9 @@ type servedChecks struct {
 	// resumed has the switches checked once since the manager started
 	// although no target write asked for it (servedCondition).
 	resumed map[switchID]bool
-	// inFlight has each namespace's requests in flight (at most
-	// maxServedInFlight), and slotFreed is closed and replaced whenever
-	// one ends, for the groups that wait for a slot.
-	inFlight  map[string]int
-	slotFreed chan struct{}
+	// slots has each namespace's request slots (slotsOf): at most
+	// maxServedInFlight of its requests in flight.
+	slots map[string]chan struct{}
 }
 
 // servedCheck is one switch's check of the mode it wrote.
@@ -119,7 +117,7 @@ func newServedChecks(prober *probe.Prober, turns *fairshare.Turns) *servedChecks
 	ctx, cancel := context.WithCancel(context.Background())
 	return &servedChecks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[switchID]*servedCheck{}, results: map[switchID]servedResult{}, resumed: map[switchID]bool{},
-		inFlight: map[string]int{}, slotFreed: make(chan struct{})}
+		slots: map[string]chan struct{}{}}
 }
 
 // Start stops every check when ctx is done. It implements

@@ -42,25 +42,33 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 			continue
 		}
 		s.freed(g, time.Now())
+		if !s.acquireSlot(g.req.Tenant) {
+			return
+		}
+		if s.empty(g) {
+			// Its checks ended (decided elsewhere, replaced, or
+			// spec.served removed) while it waited for a slot: nothing
+			// to request.
+			s.releaseSlot(g.req.Tenant)
+			continue
+		}
+		select {
+		case <-g.nudge:
+			// This request answers a nudge that came while it waited
+			// (for the flip's writes, or a slot); one that comes after
+			// the request began asks for another at once.
+		default:
+		}
 		began := time.Now()
 		s.mu.Lock()
 		g.began = began
 		next := g.period
 		s.mu.Unlock()
-		select {
-		case <-g.nudge:
-			// This request answers a nudge that came while it waited
-			// for the flip's writes.
-		default:
-		}
 		if first {
 			first = false
 			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
 				next = offset
 			}
-		}
-		if !s.acquireSlot(g.req.Tenant) {
-			return
 		}
 		resp, err := s.prober.Probe(s.ctx, g.req)
 		s.releaseSlot(g.req.Tenant)
@@ -241,34 +249,39 @@ const flipWritesPoll = 50 * time.Millisecond
 // the manager's requests to the other namespaces.
 const maxServedInFlight = 8
 
-// acquireSlot waits for one of namespace's request slots; false once the
-// manager stops. A group that waits takes no other resource and sends no
-// request.
+// acquireSlot waits for one of namespace's request slots, in the order
+// the namespace's groups asked; false once the manager stops. A group
+// that waits takes no other resource, holds no lock and sends no request.
 func (s *servedChecks) acquireSlot(namespace string) bool {
-	for {
-		s.mu.Lock()
-		if s.inFlight[namespace] < maxServedInFlight {
-			s.inFlight[namespace]++
-			s.mu.Unlock()
-			return true
-		}
-		freed := s.slotFreed
-		s.mu.Unlock()
-		select {
-		case <-s.ctx.Done():
-			return false
-		case <-freed:
-		}
+	select {
+	case s.slotsOf(namespace) <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
 }
 
 // releaseSlot gives back one of namespace's request slots.
 func (s *servedChecks) releaseSlot(namespace string) {
+	<-s.slotsOf(namespace)
+}
+
+// slotsOf is namespace's request slots: a channel that holds one value
+// per request in flight.
+func (s *servedChecks) slotsOf(namespace string) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inFlight[namespace]--; s.inFlight[namespace] <= 0 {
-		delete(s.inFlight, namespace)
+	slots, ok := s.slots[namespace]
+	if !ok {
+		slots = make(chan struct{}, maxServedInFlight)
+		s.slots[namespace] = slots
 	}
-	close(s.slotFreed)
-	s.slotFreed = make(chan struct{})
+	return slots
+}
+
+// empty reports whether g has no check left.
+func (s *servedChecks) empty(g *servedGroup) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(g.checks) == 0
 }

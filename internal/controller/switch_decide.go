@@ -19,15 +19,10 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
 	if f.entries != nil {
 		if r.expressions != nil {
-			refs := sw.SwitchSpec().Entries()
 			for i := range f.entries {
 				entry := id
 				entry.entry = f.entries[i].Name
-				var ref v1beta1.StateReference
-				if i < len(refs) {
-					ref = refs[i].State
-				}
-				f.entries[i].Known = r.expressions.known(entry, ref, r.wake(req))
+				f.entries[i].Known = r.expressions.known(entry, r.wake(req))
 			}
 		}
 		active, entries, pending = decision.ActiveOf(sw, f.entries, current)
@@ -39,7 +34,7 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 	case r.expressions == nil:
 		return decision.Active(sw, f.state, current), nil, false
 	}
-	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.known(id, sw.SwitchSpec().State, r.wake(req)))
+	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.known(id, r.wake(req)))
 	return active, nil, pending
 }
 

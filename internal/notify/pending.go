@@ -250,6 +250,8 @@ func statePending(i int, s State, d v1beta1.DeliveredState, now time.Time, stall
 				wake = due
 			} else {
 				e := base(v1beta1.NotificationFlipStalled, newest.Sequence, due, strconv.FormatInt(newest.Sequence, 10)+"/flipstalled")
+				// After its change, whatever the clock that stamped it.
+				e.order = changedFloor.Add(stalledAfter)
 				e.Data.To = &Code{StatusCode: newest.StatusCode, BodyDigest: newest.BodyDigest}
 				e.Data.StalledAfter = stalledAfter.String()
 				e.Data.Remaining = s.Flip.Remaining

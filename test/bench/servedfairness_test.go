@@ -82,7 +82,7 @@ func (sm *servedMeasure) besideStalling(ctx context.Context, op servedNamespace,
 		shape := builders.IngressTo(servedHost(ns, i), servedOpenService)
 		shape.Template.Spec.IngressClassName = ptr.To("not-traefik")
 		di := builders.DynamicIngress(ns, objName(i)).State(flipStateName).ExpectCode("200").Passive(shape).Active(shape).
-			Served(builders.Served(fmt.Sprintf("%s/%d", stall.URL, i), "503", "200")).Obj()
+			Served(builders.Served(fmt.Sprintf("%s/%d", stall.URL, i), "503", "200").Timeout(30 * time.Minute)).Obj()
 		return h.c.Create(ctx, di)
 	})
 	if err != nil {
@@ -100,6 +100,9 @@ func (sm *servedMeasure) besideStalling(ctx context.Context, op servedNamespace,
 			run, err := sm.operatorFlip(ctx, op, active, m)
 			if err != nil {
 				return fmt.Errorf("beside the stalling checks: %w", err)
+			}
+			if stall.inFlight.Load() == 0 {
+				return fmt.Errorf("beside the stalling checks: none of their requests in flight after the flip %s: their checks ended", direction(active))
 			}
 			run.who = besideStallingWho
 			res.runs = append(res.runs, run)
