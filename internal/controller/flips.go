@@ -145,19 +145,7 @@ func (t *flipTracker) forgetState(key string) {
 }
 
 // forget drops a switch that is gone from every flip it was in.
-func (t *flipTracker) forget(id switchID) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for key, f := range t.flips {
-		if _, ok := f.remaining[id]; ok {
-			delete(f.remaining, id)
-			t.completeLocked(key, f)
-		}
-	}
-}
+func (t *flipTracker) forget(id switchID) { t.keepOnlyIn(nil, id) }
 
 // completeLocked ends f once every engine reported its followers and each
 // showed the change; a flip without followers has no summary.

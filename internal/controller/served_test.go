@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // dataPlane stands for a proxy: it answers 503 "sorry" while the Ingress
@@ -369,21 +370,14 @@ func targetVersion(t *testing.T, ns, name string) string {
 // is checked and Served beside them.
 func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 	ns := newNamespace(t)
-	var inFlight, most atomic.Int64
+	var held suite.InFlight
 	// Each request is held 700 ms, within the checks' request timeout
 	// (1 s), and answered 404: the handler has ended, and its count with
 	// it, before the manager has the answer, so the count here is never
 	// above the manager's own (a request the manager gave up on would
 	// stay counted here until the server noticed).
 	stalling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
+		defer held.Enter()()
 		select {
 		case <-time.After(700 * time.Millisecond):
 		case <-r.Context().Done():
@@ -400,7 +394,7 @@ func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 		objs = append(objs, di)
 	}
 	create(t, objs...)
-	eventually(t, func() int64 { return most.Load() }).Should(BeNumerically(">=", 8))
+	eventually(t, func() int64 { return held.Peak() }).Should(BeNumerically(">=", 8))
 
 	other := newNamespace(t)
 	plane := newDataPlane(t, other, "shop", 0)
@@ -411,7 +405,7 @@ func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 	create(t, otherState, shop)
 	eventually(t, servedOf(shop)).Should(Equal("True/Served Passive"))
 	time.Sleep(2 * time.Second)
-	if got := most.Load(); got > 8 {
+	if got := held.Peak(); got > 8 {
 		t.Errorf("%d requests of one namespace's served checks in flight at once, want at most 8", got)
 	}
 }

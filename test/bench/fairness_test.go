@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	opmetrics "github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // The fairness measure (BENCH_ONLY=fairness): namespaces that take all the
@@ -98,10 +98,9 @@ func fairSlowBody() []byte {
 // (its probe's timeout), on 127.0.0.1 only.
 type stallServer struct {
 	*endpoint
-	// inFlight is how many answers are being held now; peak the most at
-	// once since the last resetPeak.
-	inFlight, peak atomic.Int64
-	stop           chan struct{}
+	// held counts the answers being held now and the most at once.
+	held suite.InFlight
+	stop chan struct{}
 }
 
 func startStallServer() (*stallServer, error) {
@@ -117,14 +116,7 @@ func startStallServer() (*stallServer, error) {
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.count.Add(1)
-		n := s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
-		for {
-			p := s.peak.Load()
-			if n <= p || s.peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
+		defer s.held.Enter()()
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(probe.MaxExpressionInput))
 		if _, err := w.Write(body); err == nil {
@@ -694,7 +686,7 @@ func (b *bench) fairNoisy(ctx context.Context, m *managerProc, srv *fairServers,
 	}
 	defer slowW.stop()
 	stall0, slow0 := srv.stall.count.Load(), srv.slow.count.Load()
-	srv.stall.peak.Store(0)
+	srv.stall.held.ResetPeak()
 	t0 := time.Now()
 	slowW.startAt(t0)
 	stallTimeout := cfg.fairStallInterval
@@ -726,7 +718,7 @@ func (b *bench) fairNoisy(ctx context.Context, m *managerProc, srv *fairServers,
 		time.Sleep(100 * time.Millisecond)
 	}
 	ph.warm = time.Since(t0)
-	b.progress("fairness round %d: the noise runs after %s (%d answers held now); flipping the expression namespace", rep+1, round(ph.warm), srv.stall.inFlight.Load())
+	b.progress("fairness round %d: the noise runs after %s (%d answers held now); flipping the expression namespace", rep+1, round(ph.warm), srv.stall.held.Now())
 
 	exprs := inNamespace(fairExprNS, cfg.fairExpressions)
 	decided, err := exprs.watchArrivals(ctx, b.switchObjects, decidedOn("200"))
@@ -752,7 +744,7 @@ func (b *bench) fairNoisy(ctx context.Context, m *managerProc, srv *fairServers,
 	if ph.verdicts, err = b.verdictTally(ctx); err != nil {
 		return err
 	}
-	ph.stallHeld = srv.stall.peak.Load()
+	ph.stallHeld = srv.stall.held.Peak()
 
 	after, err := scrapeURL(ctx, m.metricsURL, []string{"dynamicingressstate_probe_"})
 	if err != nil {
@@ -831,11 +823,11 @@ func (b *bench) fairNoiseGone(ctx context.Context, srv *fairServers, namespaces 
 		}
 		if c := count(); c != last {
 			last, since = c, time.Now()
-		} else if left == 0 && srv.stall.inFlight.Load() == 0 && time.Since(since) > probeInterval+time.Second {
+		} else if left == 0 && srv.stall.held.Now() == 0 && time.Since(since) > probeInterval+time.Second {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fairness: %d noisy states left, or probes still reaching the servers (%d answers held), after deleting them", left, srv.stall.inFlight.Load())
+			return fmt.Errorf("fairness: %d noisy states left, or probes still reaching the servers (%d answers held), after deleting them", left, srv.stall.held.Now())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
 
 // The served checks' fair share (part of the served measure): the first
@@ -36,20 +36,13 @@ const maxStallingInFlight = 8
 // is never above the manager's own.
 type stallingServer struct {
 	*httptest.Server
-	inFlight, most atomic.Int64
+	held suite.InFlight
 }
 
 func newStallingServer() *stallingServer {
 	s := &stallingServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
-		for {
-			m := s.most.Load()
-			if n <= m || s.most.CompareAndSwap(m, n) {
-				break
-			}
-		}
+		defer s.held.Enter()()
 		select {
 		case <-time.After(900 * time.Millisecond):
 		case <-r.Context().Done():
@@ -89,9 +82,9 @@ func (sm *servedMeasure) besideStalling(ctx context.Context, op servedNamespace,
 		return fmt.Errorf("creating %d stalling DynamicIngresses: %w", n, err)
 	}
 	deadline := time.Now().Add(flipTimeout(n, 100*time.Millisecond))
-	for stall.most.Load() < maxStallingInFlight {
+	for stall.held.Peak() < maxStallingInFlight {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the stalling namespace's checks hold %d requests in flight, want %d", stall.most.Load(), maxStallingInFlight)
+			return fmt.Errorf("the stalling namespace's checks hold %d requests in flight, want %d", stall.held.Peak(), maxStallingInFlight)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -101,16 +94,16 @@ func (sm *servedMeasure) besideStalling(ctx context.Context, op servedNamespace,
 			if err != nil {
 				return fmt.Errorf("beside the stalling checks: %w", err)
 			}
-			if stall.inFlight.Load() == 0 {
+			if stall.held.Now() == 0 {
 				return fmt.Errorf("beside the stalling checks: none of their requests in flight after the flip %s: their checks ended", direction(active))
 			}
 			run.who = besideStallingWho
 			res.runs = append(res.runs, run)
 			b.progress("served N=%d round %d %s beside %d stalling checks: last host served %s (first %s); Ingresses written %s–%s; %d requests of theirs in flight at most",
-				op.n, rep+1, direction(active), n, round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite), stall.most.Load())
+				op.n, rep+1, direction(active), n, round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite), stall.held.Peak())
 		}
 	}
-	res.stalling, res.stallingMost = n, stall.most.Load()
+	res.stalling, res.stallingMost = n, stall.held.Peak()
 	return h.clearNamespace(ctx, ns)
 }
 
