@@ -93,7 +93,17 @@ metadata:
 		t.Fatal(err)
 	}
 	kubectl(t, "", "apply", "--server-side", "-f", bundle.CertManagerCRDDir(t))
-	kubectl(t, "", "wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io", "--timeout=30s")
+	// kubectl wait fails at once, rather than waiting, on a CRD whose
+	// status has no conditions yet (created a moment ago): try again.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, _, err := runKubectl("", "wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io", "--timeout=30s")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			kubectl(t, "", "wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io", "--timeout=1s")
+		}
+	}
 	kubectl(t, "", "apply", "--server-side", "-f", installYAML)
 
 	// Step 1 deletes the Deployment, whose pods this local manager stands
