@@ -18,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
@@ -67,22 +69,39 @@ type NotifierReconciler struct {
 	// is tried at the backoff's pace, not at every change.
 	failures map[types.NamespacedName]int
 	retryAt  map[types.NamespacedName]time.Time
-	// sending counts the notifiers of each namespace sending now.
+	// sending counts the notifiers of each namespace sending now, and
+	// waiting are the notifiers each namespace's turn wakes when it is
+	// free, oldest first.
 	sending map[string]int
+	waiting map[string][]types.NamespacedName
+	// wakeups reconciles a notifier again from outside a reconcile: when
+	// its namespace's turn is free, when its sending ended.
+	wakeups  chan event.GenericEvent
+	stopping chan struct{}
+	// running counts the sending turns in progress, which the manager's
+	// stop waits for.
+	running sync.WaitGroup
 }
 
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressnotifiers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=dynamicingressnotifiers/status,verbs=patch
 
 // Reconcile sends what the notifier has not delivered yet, oldest first,
-// and records it in its status.
+// and records it in its status. The sending itself runs beside the
+// workers (deliverInTurn): a slow sink holds its namespace's turn, never
+// one of the workers the other namespaces' notifiers need.
 func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// The namespace's turn first: a notifier waiting for it sends no
-	// request to the API server.
-	if !r.enter(req.Namespace) {
-		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
+	// request to the API server, and is woken when the turn is free.
+	if !r.enter(req.NamespacedName) {
+		return ctrl.Result{}, nil
 	}
-	defer r.leave(req.Namespace)
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			r.leave(req.Namespace)
+		}
+	}()
 	n := &v1beta1.DynamicIngressNotifier{}
 	if err := r.Live.Get(ctx, req.NamespacedName, n); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -101,11 +120,12 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	} else if wait := r.waitBeforeRetry(req.NamespacedName, now); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	before := n.DeepCopy()
+	t := &notifierTurn{n: n, before: n.DeepCopy()}
 	states, delivered, unread, err := r.readStates(ctx, n)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	t.states, t.delivered, t.unread = states, delivered, unread
 	// Read whether or not Overridden is sent (deliver marks what is not
 	// wanted as delivered): the record is kept up to date, so that a
 	// notifier that starts sending Overridden later sends only what
@@ -118,20 +138,59 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// not news (nor, once, those of a notifier written before overrides
 	// were recorded per switch).
 	seed := n.Status.ObservedGeneration == 0 || n.Status.Overrides == nil && n.Status.LastOverride != nil
-	sentOverrides := notify.SentOverrides(n.Status.Overrides, overrides, seed)
-	events, wake := notify.Pending(states, delivered, overrides, sentOverrides, now, r.StalledAfter)
-	outcome := r.deliver(ctx, n, events, delivered, &sentOverrides)
+	t.sentOverrides = notify.SentOverrides(n.Status.Overrides, overrides, seed)
+	t.events, t.wake = notify.Pending(states, delivered, overrides, t.sentOverrides, now, r.StalledAfter)
+	if !slices.ContainsFunc(t.events, func(e notify.Event) bool { return n.SendsEvent(e.Type) }) {
+		// Nothing to post (what is not wanted is marked delivered): the
+		// record is written here, on the worker.
+		return r.record(ctx, t, r.deliver(ctx, n, t.events, t.delivered, &t.sentOverrides))
+	}
+	handedOver = true
+	r.running.Add(1)
+	go r.deliverInTurn(ctx, t)
+	return ctrl.Result{}, nil
+}
 
-	n.Status.Delivered = notify.Merge(n.Spec.States, states, delivered, unread, n.Status.Delivered)
-	n.Status.Overrides = sentOverrides
+// notifierTurn is what one turn of a notifier read, and sends.
+type notifierTurn struct {
+	n, before     *v1beta1.DynamicIngressNotifier
+	states        []notify.State
+	delivered     []v1beta1.DeliveredState
+	unread        []notify.Unread
+	sentOverrides []v1beta1.DeliveredOverride
+	events        []notify.Event
+	wake          time.Time
+}
+
+// deliverInTurn sends a turn's notifications and records them, holding
+// the namespace's turn until the record is written; then it leaves the
+// turn and has the notifier reconciled again, which decides (from the
+// record, the failures and the clock) when it sends next.
+func (r *NotifierReconciler) deliverInTurn(ctx context.Context, t *notifierTurn) {
+	defer r.running.Done()
+	key := types.NamespacedName{Namespace: t.n.Namespace, Name: t.n.Name}
+	outcome := r.deliver(ctx, t.n, t.events, t.delivered, &t.sentOverrides)
+	if _, err := r.record(ctx, t, outcome); err != nil && ctx.Err() == nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to record the notifications sent", "notifier", key)
+	}
+	r.leave(key.Namespace)
+	r.requeue(key)
+}
+
+// record writes what a turn delivered (or, without deliveries, what it
+// read) into the notifier's status, and says when to look again.
+func (r *NotifierReconciler) record(ctx context.Context, t *notifierTurn, outcome deliveryOutcome) (ctrl.Result, error) {
+	n := t.n
+	n.Status.Delivered = notify.Merge(n.Spec.States, t.states, t.delivered, t.unread, n.Status.Delivered)
+	n.Status.Overrides = t.sentOverrides
 	n.Status.LastOverride = nil
 	n.Status.ObservedGeneration = n.Generation
 	n.Status.SinkHost = notify.SinkHost(n.Spec.Sink.URL)
 	n.Status.States = notify.StateNames(n.Spec.States)
-	meta.SetStatusCondition(&n.Status.Conditions, notify.ReadyCondition(n.Generation, outcome.failure, unread, n.Status.LastDelivery,
+	meta.SetStatusCondition(&n.Status.Conditions, notify.ReadyCondition(n.Generation, outcome.failure, t.unread, n.Status.LastDelivery,
 		meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionReady)))
-	if !equality.Semantic.DeepEqual(before.Status, n.Status) {
-		if err := r.Status().Patch(ctx, n, client.MergeFrom(before)); err != nil {
+	if !equality.Semantic.DeepEqual(t.before.Status, n.Status) {
+		if err := r.Status().Patch(ctx, n, client.MergeFrom(t.before)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -140,8 +199,8 @@ func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{RequeueAfter: outcome.retryAfter}, nil
 	case outcome.more:
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
-	case !wake.IsZero():
-		return ctrl.Result{RequeueAfter: max(wake.Sub(r.now()), time.Millisecond)}, nil
+	case !t.wake.IsZero():
+		return ctrl.Result{RequeueAfter: max(t.wake.Sub(r.now()), time.Millisecond)}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -156,6 +215,19 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.failures = map[types.NamespacedName]int{}
 	r.retryAt = map[types.NamespacedName]time.Time{}
 	r.sending = map[string]int{}
+	r.waiting = map[string][]types.NamespacedName{}
+	r.wakeups = make(chan event.GenericEvent, 64)
+	r.stopping = make(chan struct{})
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// The manager stops once the sends in progress (canceled with
+		// ctx) have ended.
+		<-ctx.Done()
+		close(r.stopping)
+		r.running.Wait()
+		return nil
+	})); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta1.DynamicIngressNotifier{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1beta1.DynamicIngressState{}, handler.EnqueueRequestsFromMapFunc(r.stateToNotifiers)).
@@ -164,6 +236,7 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			RateLimiter:             retryRateLimiter(),
 			LogConstructor:          reconcileLogger(mgr, "dynamicingressnotifier", "DynamicIngressNotifier"),
 		}).
+		WatchesRawSource(source.Channel(r.wakeups, &handler.EnqueueRequestForObject{})).
 		Named("dynamicingressnotifier")
 	if r.ClusterStates {
 		// A cluster state's notifiers, and those of a namespace whose

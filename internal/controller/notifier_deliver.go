@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
@@ -22,17 +24,15 @@ import (
 const (
 	// DeliveryTimeout bounds one attempt at posting a notification.
 	DeliveryTimeout = 10 * time.Second
-	// notificationsPerTurn is how many notifications one reconcile sends
-	// before it gives its worker back, so that a notifier with much to
-	// send does not hold it.
+	// notificationsPerTurn is how many notifications one turn sends
+	// before it gives its namespace's turn back, so that a notifier with
+	// much to send does not hold it.
 	notificationsPerTurn = 20
 	// deliveriesPerNamespace is how many notifiers of one namespace send
-	// at once: the others of the namespace wait their turn, and slow
-	// sinks of one namespace leave the workers to the other namespaces.
+	// at once: the others of the namespace wait their turn. Sending runs
+	// beside the workers, so that slow sinks, of one namespace or of
+	// several, leave them to the other namespaces.
 	deliveriesPerNamespace = 1
-	// namespaceBusyRetry is when a notifier whose namespace is sending
-	// looks again.
-	namespaceBusyRetry = 25 * time.Millisecond
 )
 
 // deliveryOutcome is what one turn of sending ended with.
@@ -118,22 +118,48 @@ func (r *NotifierReconciler) send(ctx context.Context, n *v1beta1.DynamicIngress
 	return "HTTP " + resp.StatusCode, retry, v1beta1.ReasonDeliveryFailing
 }
 
-// enter takes one of namespace's sending turns; false when it has none.
-func (r *NotifierReconciler) enter(namespace string) bool {
+// enter takes one of key's namespace's sending turns for the notifier
+// key; false when the namespace has none free, and key is then woken
+// when one is.
+func (r *NotifierReconciler) enter(key types.NamespacedName) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sending[namespace] >= deliveriesPerNamespace {
+	if r.sending[key.Namespace] >= deliveriesPerNamespace {
+		if !slices.Contains(r.waiting[key.Namespace], key) {
+			r.waiting[key.Namespace] = append(r.waiting[key.Namespace], key)
+		}
 		return false
 	}
-	r.sending[namespace]++
+	r.sending[key.Namespace]++
 	return true
 }
 
+// leave gives a namespace's turn back, and wakes the notifier that has
+// waited for it longest: its turn wakes the next one when it leaves.
 func (r *NotifierReconciler) leave(namespace string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.sending[namespace]--; r.sending[namespace] <= 0 {
 		delete(r.sending, namespace)
+	}
+	var next types.NamespacedName
+	if queue := r.waiting[namespace]; len(queue) > 0 {
+		next = queue[0]
+		if r.waiting[namespace] = queue[1:]; len(r.waiting[namespace]) == 0 {
+			delete(r.waiting, namespace)
+		}
+	}
+	r.mu.Unlock()
+	if next.Name != "" {
+		r.requeue(next)
+	}
+}
+
+// requeue has the notifier key reconciled again (unless the manager is
+// stopping).
+func (r *NotifierReconciler) requeue(key types.NamespacedName) {
+	select {
+	case r.wakeups <- event.GenericEvent{Object: &v1beta1.DynamicIngressNotifier{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	case <-r.stopping:
 	}
 }
 

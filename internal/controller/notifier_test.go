@@ -521,3 +521,32 @@ func TestNotifierWaitingForItsTurnSendsNoRequest(t *testing.T) {
 		t.Errorf("%d GETs of the notifiers while one waited 3s for the other's turn, want at most 6", got)
 	}
 }
+
+// TestSlowSinksLeaveTheWorkersToOtherNamespaces: six namespaces'
+// notifiers post to sinks that do not answer (more namespaces than the
+// notifier has workers); another namespace's notifier still delivers its
+// change at once, well before the slow posts time out (10 s), and all six
+// wait for their answers together. Sending runs beside the workers, one
+// sending turn per namespace.
+func TestSlowSinksLeaveTheWorkersToOtherNamespaces(t *testing.T) {
+	const slow = 6
+	release := make(chan struct{})
+	var hanging atomic.Int32
+	fast, fastState, _ := notifiedFlag(t, v1beta1.SinkFormatCloudEvents, v1beta1.NotificationStateChanged)
+	var slowStates []*v1beta1.DynamicIngressState
+	for range slow {
+		sink, state, _ := notifiedFlag(t, v1beta1.SinkFormatCloudEvents, v1beta1.NotificationStateChanged)
+		sink.SetAnswer(func(int) int { hanging.Add(1); <-release; return http.StatusOK })
+		slowStates = append(slowStates, state)
+	}
+	// The sinks answer once the test ends (cleanups run last first).
+	t.Cleanup(func() { close(release) })
+
+	for _, state := range slowStates {
+		setFixedStatus(t, state, "503")
+	}
+	eventually(t, hanging.Load).Should(BeNumerically(">=", 4))
+	setFixedStatus(t, fastState, "503")
+	eventually(t, fast.Received).WithTimeout(5 * time.Second).Should(HaveLen(1))
+	eventually(t, hanging.Load).WithTimeout(5 * time.Second).Should(BeNumerically("==", slow))
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -408,4 +410,46 @@ func TestServedRequestsInFlightPerNamespace(t *testing.T) {
 	if got := held.Peak(); got > 8 {
 		t.Errorf("%d requests of one namespace's served checks in flight at once, want at most 8", got)
 	}
+}
+
+// TestServedExpressionsDoNotStallAnotherNamespace: 40 switches of one
+// namespace check, each every 250 ms, a URL of its own answering 10 KiB
+// (a new answer each time) with a distinct slow expression (about 80 ms each, never true: they
+// check until their timeout); another namespace's flip of 50 switches
+// completes within 3 s beside them, its statuses too. The served checks' lock, which every
+// switch's reconcile takes, is never held while a matcher is evaluated,
+// and the noisy namespace's evaluations wait for its own turns
+// (docs/behaviour.md, "Fair shares").
+func TestServedExpressionsDoNotStallAnotherNamespace(t *testing.T) {
+	const noisySwitches, victimSwitches = 40, 50
+	var answered atomic.Int64
+	body := strings.Repeat("x", 10<<10)
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// Each answer differs: no verdict is kept from an earlier one.
+		_, _ = fmt.Fprintf(w, "%d %s", answered.Add(1), body)
+	}))
+	t.Cleanup(server.Close)
+	noisy := newNamespace(t)
+	create(t, builders.FixedState(noisy, "flag", "503", "").Obj())
+	for i := range noisySwitches {
+		check := builders.Served(fmt.Sprintf("%s/%d", server.URL, i), "200", "200").Period(250 * time.Millisecond).Timeout(time.Hour)
+		check.Passive.Expression = slowExpression(i)
+		create(t, siteSwitch(noisy, fmt.Sprintf("slow-%03d", i), "flag").ExpectCode("200").Served(check).Obj())
+	}
+	t.Cleanup(func() {
+		// Their checks end once their switches are gone.
+		_ = k8s.DeleteAllOf(ctx, &v1beta1.DynamicIngress{}, client.InNamespace(noisy))
+	})
+	victim, victimState := passiveSites(t, victimSwitches, nil)
+	// Every noisy check has been answered: their evaluations are under
+	// way.
+	eventually(t, answered.Load).Should(BeNumerically(">=", noisySwitches))
+
+	began := time.Now()
+	setFixedStatus(t, victimState, "200")
+	NewWithT(t).Eventually(backendsIn(t, victim), 3*time.Second, 20*time.Millisecond).Should(Equal(slices.Repeat([]string{"sorry"}, victimSwitches)),
+		"the victim namespace's targets waited for the noisy namespace's served expressions")
+	NewWithT(t).Eventually(activeCount(t, victim), 3*time.Second, 20*time.Millisecond).Should(Equal(victimSwitches),
+		"the victim namespace's statuses waited for the noisy namespace's served expressions")
+	t.Logf("the victim namespace's complete flip of %d took %s beside %d served checks with slow expressions", victimSwitches, time.Since(began).Round(time.Millisecond), noisySwitches)
 }
