@@ -25,6 +25,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/secrets"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -137,9 +138,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := mgr.Add(expressions); err != nil {
 		return fmt.Errorf("setting up the expression evaluator: %w", err)
 	}
-	secrets := newSecretReader(mgr.GetAPIReader(), opts.SecretRotationWindow)
+	secretValues := secrets.NewReader(mgr.GetAPIReader(), opts.SecretRotationWindow)
 	states := NewStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
-		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns))
+		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns))
 	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	states.ClusterResourceNamespace = opts.ClusterResourceNamespace
 	if err := states.SetupWithManager(mgr, opts.ClusterStates); err != nil {
@@ -155,7 +156,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	// Switches' spec.served checks, through the same address guard as
 	// probes (docs/behaviour.md, "Served").
-	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secrets).WithEvaluationTurns(turns), turns)
+	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns), turns)
 	served.busy = gate.targetsPending
 	if err := mgr.Add(served); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)
@@ -168,7 +169,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
-	if err := setupNotifiers(mgr, opts, secrets, flips); err != nil {
+	if err := setupNotifiers(mgr, opts, secretValues, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngressNotifier controller: %w", err)
 	}
 	if !opts.HTTPRoutes {
@@ -193,14 +194,14 @@ const sinkAnswerBytes = 4 << 10
 // setupNotifiers registers the notifier controller: its notifications go
 // through the probes' address guard and read header values from Secrets
 // as probes do (docs/notifications.md).
-func setupNotifiers(mgr ctrl.Manager, opts Options, secrets *secretReader, flips *flipTracker) error {
+func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader, flips *flipTracker) error {
 	stalled := opts.FlipStalledAfter
 	if stalled <= 0 {
 		stalled = DefaultFlipStalledAfter
 	}
 	r := &NotifierReconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Sender:       probe.NewProber(opts.Guard, sinkAnswerBytes).WithSecrets(secrets),
+		Sender:       probe.NewProber(opts.Guard, sinkAnswerBytes).WithSecrets(secretValues),
 		StalledAfter: stalled, ClusterStates: opts.ClusterStates, Switches: []target.Kind{target.Ingress{}},
 		flips: flips,
 	}

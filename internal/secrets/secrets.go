@@ -1,4 +1,8 @@
-package controller
+// Package secrets reads the header values that probes, served checks and
+// notifications take from Secrets: a direct GET of each key named, kept
+// for the rotation window, never a watch of the cluster's Secrets
+// (docs/security.md, "Probe headers from Secrets").
+package secrets
 
 import (
 	"context"
@@ -28,29 +32,29 @@ const (
 	maxCachedSecretValues = 4096
 )
 
-// secretReader reads the header values of probes from Secrets with a
+// Reader reads the header values of probes from Secrets with a
 // direct GET, and keeps each value (or its absence) for reuse within the
 // rotation window. It holds no informer: the manager never lists or
 // watches the cluster's Secrets, and keeps only the values of the keys
 // that probes name, each at most probe.MaxSecretValueBytes
 // (docs/security.md, "Probe headers from Secrets").
-type secretReader struct {
+type Reader struct {
 	reader client.Reader
 	values *cache.LRUExpireCache
 	window time.Duration
 	now    func() time.Time
 }
 
-// newSecretReader reads Secrets through reader, with a rotation window of
+// NewReader reads Secrets through reader, with a rotation window of
 // window (defaultRotationWindow when 0).
-func newSecretReader(reader client.Reader, window time.Duration) *secretReader {
+func NewReader(reader client.Reader, window time.Duration) *Reader {
 	if window <= 0 {
 		window = defaultRotationWindow
 	}
-	return &secretReader{reader: reader, values: cache.NewLRUExpireCache(maxCachedSecretValues), window: window, now: time.Now}
+	return &Reader{reader: reader, values: cache.NewLRUExpireCache(maxCachedSecretValues), window: window, now: time.Now}
 }
 
-var _ probe.Secrets = (*secretReader)(nil)
+var _ probe.Secrets = (*Reader)(nil)
 
 // secretLookup is a cached answer: a value, or why there is none, and
 // when it was read.
@@ -76,7 +80,7 @@ var (
 // interval: from the cache when it was read less than window − interval
 // ago. Errors name no value and read the same at every attempt: a failing
 // probe writes its status once.
-func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey, interval time.Duration) (string, error) {
+func (s *Reader) SecretValue(ctx context.Context, key probe.SecretKey, interval time.Duration) (string, error) {
 	if v, ok := s.values.Get(key); ok {
 		if l := v.(secretLookup); s.now().Sub(l.read) < s.window-interval {
 			return l.value, l.err
@@ -90,7 +94,7 @@ func (s *secretReader) SecretValue(ctx context.Context, key probe.SecretKey, int
 }
 
 // read GETs the Secret and takes the one key out of it.
-func (s *secretReader) read(ctx context.Context, key probe.SecretKey) secretLookup {
+func (s *Reader) read(ctx context.Context, key probe.SecretKey) secretLookup {
 	secret := &corev1.Secret{}
 	l := secretLookup{read: s.now()}
 	if key.Namespace == "" {
