@@ -2,9 +2,10 @@ package controller_test
 
 import (
 	"fmt"
-	"k8s.io/utils/ptr"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"

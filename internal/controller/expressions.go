@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
@@ -46,22 +46,14 @@ type expressionEvaluator struct {
 	// last has each switch's last verdict, so that a verdict evicted from
 	// the shared cache by thousands of others is not evaluated again for
 	// a switch that already had it.
-	last map[switchID]knownVerdict
+	last map[target.SwitchID]knownVerdict
 	// waitsFor has the verdict key each waiting switch waits for: a switch
 	// whose state answered anew waits for the new one only, and an
 	// evaluation no switch waits for any more is dropped.
-	waitsFor map[switchID]string
+	waitsFor map[target.SwitchID]string
 	// entries has the entry names each switch with a list asked verdicts
 	// for, to forget them with the switch.
-	entries map[switchID][]string
-}
-
-// switchID names a switch, its kind and key, or one entry of its
-// spec.anyOf / spec.allOf (entry, empty for a single state).
-type switchID struct {
-	kind  string
-	key   types.NamespacedName
-	entry string
+	entries map[target.SwitchID][]string
 }
 
 // knownVerdict is a verdict and the digest of the key of what it is the
@@ -75,7 +67,7 @@ type knownVerdict struct {
 // the namespaces that asked for a turn for it, and whether a turn was
 // given (the evaluation is under way).
 type verdictJob struct {
-	switches map[switchID]func()
+	switches map[target.SwitchID]func()
 	accounts map[string]bool
 	claimed  bool
 }
@@ -83,7 +75,7 @@ type verdictJob struct {
 func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
-		jobs: map[string]*verdictJob{}, last: map[switchID]knownVerdict{}, waitsFor: map[switchID]string{}, entries: map[switchID][]string{}}
+		jobs: map[string]*verdictJob{}, last: map[target.SwitchID]knownVerdict{}, waitsFor: map[target.SwitchID]string{}, entries: map[target.SwitchID][]string{}}
 }
 
 // Start ends the evaluations still waiting for a turn when ctx is done. It
@@ -103,9 +95,9 @@ func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
 // kept is evaluated in a turn of the switch's namespace, or of another
 // namespace that waits for it too, whichever comes first, and the switch
 // is reconciled again (wake) once it is known.
-func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdicts {
-	account := id.key.Namespace
-	if id.entry != "" {
+func (e *expressionEvaluator) known(id target.SwitchID, wake func()) match.KnownVerdicts {
+	account := id.Key.Namespace
+	if id.Entry != "" {
 		e.noteEntry(id)
 	}
 	return func(expr string, got match.Response) (string, bool) {
@@ -126,32 +118,32 @@ func (e *expressionEvaluator) known(id switchID, wake func()) match.KnownVerdict
 }
 
 // remember keeps v as the switch's last verdict.
-func (e *expressionEvaluator) remember(id switchID, key, v string) {
+func (e *expressionEvaluator) remember(id target.SwitchID, key, v string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.last[id] = knownVerdict{key: sha256.Sum256([]byte(key)), verdict: v}
 }
 
 // noteEntry records that the switch of id has the entry id.entry.
-func (e *expressionEvaluator) noteEntry(id switchID) {
-	base := switchID{kind: id.kind, key: id.key}
+func (e *expressionEvaluator) noteEntry(id target.SwitchID) {
+	base := target.SwitchID{Kind: id.Kind, Key: id.Key}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !slices.Contains(e.entries[base], id.entry) {
-		e.entries[base] = append(e.entries[base], id.entry)
+	if !slices.Contains(e.entries[base], id.Entry) {
+		e.entries[base] = append(e.entries[base], id.Entry)
 	}
 }
 
 // forget drops what is kept for a switch that is gone, and for each of
 // its entries.
-func (e *expressionEvaluator) forget(id switchID) {
+func (e *expressionEvaluator) forget(id target.SwitchID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.last, id)
 	e.stopWaitingLocked(id)
 	for _, name := range e.entries[id] {
 		entry := id
-		entry.entry = name
+		entry.Entry = name
 		delete(e.last, entry)
 		e.stopWaitingLocked(entry)
 	}
@@ -159,7 +151,7 @@ func (e *expressionEvaluator) forget(id switchID) {
 }
 
 // stopWaitingLocked takes id off the switches that wait for a verdict.
-func (e *expressionEvaluator) stopWaitingLocked(id switchID) {
+func (e *expressionEvaluator) stopWaitingLocked(id target.SwitchID) {
 	if key, ok := e.waitsFor[id]; ok {
 		if job := e.jobs[key]; job != nil {
 			delete(job.switches, id)
@@ -171,14 +163,14 @@ func (e *expressionEvaluator) stopWaitingLocked(id switchID) {
 // submit has the verdict key of expr on got evaluated, unless it is being
 // evaluated already, and wake called for id once it is known; account, the
 // switch's namespace, asks for a turn for it unless it has already.
-func (e *expressionEvaluator) submit(id switchID, account, key, expr string, got match.Response, wake func()) {
+func (e *expressionEvaluator) submit(id target.SwitchID, account, key, expr string, got match.Response, wake func()) {
 	e.mu.Lock()
 	if e.waitsFor[id] != key {
 		e.stopWaitingLocked(id)
 	}
 	job, ok := e.jobs[key]
 	if !ok {
-		job = &verdictJob{switches: map[switchID]func(){}, accounts: map[string]bool{}}
+		job = &verdictJob{switches: map[target.SwitchID]func(){}, accounts: map[string]bool{}}
 		e.jobs[key] = job
 	}
 	job.switches[id] = wake

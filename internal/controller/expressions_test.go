@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -28,7 +30,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	var woken atomic.Int32
 	known := e.known(id, func() { woken.Add(1) })
 	const expr = `response.code == 201 && "stale-test" != ""`
@@ -93,8 +95,8 @@ func TestSharedVerdictNeverWaitsInAnotherNamespacesQueue(t *testing.T) {
 			}
 		}
 	}
-	attacker := func(name string) switchID {
-		return switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "attacker", Name: name}}
+	attacker := func(name string) target.SwitchID {
+		return target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "attacker", Name: name}}
 	}
 	// The attacker's own distinct expressions on the answer, queued first.
 	// Expressions of this run only: verdicts are cached process-wide.
@@ -110,7 +112,7 @@ func TestSharedVerdictNeverWaitsInAnotherNamespacesQueue(t *testing.T) {
 	shared := fmt.Sprintf(`response.code == 503 && "platform-%d" != ""`, run)
 	e.known(attacker("follower"), woke("attacker-follower"))(shared, got)
 	queued(4)
-	victim := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	victim := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	e.known(victim, woke("victim"))(shared, got)
 	queued(5)
 	held.Done()

@@ -40,7 +40,7 @@ type flip struct {
 	code, body string
 	started    time.Time
 	kinds      map[string]bool
-	remaining  map[switchID]struct{}
+	remaining  map[target.SwitchID]struct{}
 	followers  int
 	namespaces map[string]struct{}
 }
@@ -69,7 +69,7 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 	defer t.mu.Unlock()
 	f, ok := t.flips[key]
 	if !ok || f.code != code || f.body != body {
-		f = &flip{code: code, body: body, started: t.now(), kinds: map[string]bool{}, remaining: map[switchID]struct{}{}, namespaces: map[string]struct{}{}}
+		f = &flip{code: code, body: body, started: t.now(), kinds: map[string]bool{}, remaining: map[target.SwitchID]struct{}{}, namespaces: map[string]struct{}{}}
 		t.flips[key] = f
 		delete(t.completed, key)
 	}
@@ -78,7 +78,7 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 	}
 	f.kinds[kind] = true
 	for _, k := range keys {
-		f.remaining[switchID{kind: kind, key: k}] = struct{}{}
+		f.remaining[target.SwitchID{Kind: kind, Key: k}] = struct{}{}
 		f.namespaces[k.Namespace] = struct{}{}
 	}
 	f.followers += len(keys)
@@ -87,7 +87,7 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 
 // settled reports that the status of the switch id shows what it decided
 // from the state key answering (code, body).
-func (t *flipTracker) settled(key, code, body string, id switchID) {
+func (t *flipTracker) settled(key, code, body string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -103,7 +103,7 @@ func (t *flipTracker) settled(key, code, body string, id switchID) {
 
 // forgetIn drops the switch id from the flip of the state key: it follows
 // the state no more (not found, not admitted), so it shows nothing of it.
-func (t *flipTracker) forgetIn(key string, id switchID) {
+func (t *flipTracker) forgetIn(key string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -119,7 +119,7 @@ func (t *flipTracker) forgetIn(key string, id switchID) {
 // of keys, the states it follows now: a switch re-pointed to another state
 // mid-flip shows nothing of the state it left, and must not hold that
 // flip open (no FlipCompleted, a FlipStalled naming it).
-func (t *flipTracker) keepOnlyIn(keys []string, id switchID) {
+func (t *flipTracker) keepOnlyIn(keys []string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -145,7 +145,7 @@ func (t *flipTracker) forgetState(key string) {
 }
 
 // forget drops a switch that is gone from every flip it was in.
-func (t *flipTracker) forget(id switchID) { t.keepOnlyIn(nil, id) }
+func (t *flipTracker) forget(id target.SwitchID) { t.keepOnlyIn(nil, id) }
 
 // completeLocked ends f once every engine reported its followers and each
 // showed the change; a flip without followers has no summary.
@@ -180,8 +180,8 @@ func (t *flipTracker) progress(key, namespace string) *notify.FlipProgress {
 	}
 	p := &notify.FlipProgress{Remaining: len(f.remaining)}
 	for id := range f.remaining {
-		if id.key.Namespace == namespace {
-			p.Names = append(p.Names, id.kind+"/"+id.key.Name)
+		if id.Key.Namespace == namespace {
+			p.Names = append(p.Names, id.Kind+"/"+id.Key.Name)
 		}
 	}
 	slices.Sort(p.Names)
@@ -243,7 +243,7 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 	if r.flips == nil {
 		return
 	}
-	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
 	var keys []string
 	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
 		namespace := sw.GetNamespace()

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -36,7 +38,7 @@ func TestFlipProgress(t *testing.T) {
 		t.Errorf("progress for blog (-want +got):\n%s", diff)
 	}
 	for _, k := range keys {
-		tracker.settled("/global", "503", "", switchID{kind: "DynamicIngress", key: k})
+		tracker.settled("/global", "503", "", target.SwitchID{Kind: "DynamicIngress", Key: k})
 	}
 	if p := tracker.progress("/global", "shop"); p != nil {
 		t.Errorf("progress after every follower settled = %+v, want none", p)
@@ -55,13 +57,13 @@ func TestFlipTrackerForgetsARepointedSwitch(t *testing.T) {
 	a := types.NamespacedName{Namespace: "shop", Name: "a"}
 	b := types.NamespacedName{Namespace: "shop", Name: "b"}
 	tracker.expect("shop/killswitch", "503", "", "DynamicIngress", []types.NamespacedName{a, b})
-	tracker.settled("shop/killswitch", "503", "", switchID{kind: "DynamicIngress", key: b})
+	tracker.settled("shop/killswitch", "503", "", target.SwitchID{Kind: "DynamicIngress", Key: b})
 	if p := tracker.progress("shop/killswitch", "shop"); p == nil || p.Remaining != 1 {
 		t.Fatalf("progress before a is re-pointed = %+v, want 1 remaining", p)
 	}
 
 	// a now follows shop/window only.
-	tracker.keepOnlyIn([]string{"shop/window"}, switchID{kind: "DynamicIngress", key: a})
+	tracker.keepOnlyIn([]string{"shop/window"}, target.SwitchID{Kind: "DynamicIngress", Key: a})
 	if p := tracker.progress("shop/killswitch", "shop"); p != nil {
 		t.Errorf("progress after a was re-pointed = %+v, want none in progress", p)
 	}

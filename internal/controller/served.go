@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
@@ -54,12 +56,12 @@ type servedChecks struct {
 	// groups are the running request loops, by request key.
 	groups map[string]*servedGroup
 	// pending has each switch's check in progress.
-	pending map[switchID]*servedCheck
+	pending map[target.SwitchID]*servedCheck
 	// results has each switch's last decided check.
-	results map[switchID]servedResult
+	results map[target.SwitchID]servedResult
 	// resumed has the switches checked once since the manager started
 	// although no target write asked for it (servedCondition).
-	resumed map[switchID]bool
+	resumed map[target.SwitchID]bool
 	// slots has each namespace's request slots (slotsOf): at most
 	// maxServedInFlight of its requests in flight.
 	slots map[string]chan struct{}
@@ -67,7 +69,7 @@ type servedChecks struct {
 
 // servedCheck is one switch's check of the mode it wrote.
 type servedCheck struct {
-	id      switchID
+	id      target.SwitchID
 	group   string
 	active  bool
 	want    match.Expected
@@ -103,7 +105,7 @@ type servedResult struct {
 // servedGroup is one request loop: the checks that share its requests.
 type servedGroup struct {
 	req    probe.Request
-	checks map[switchID]*servedCheck
+	checks map[target.SwitchID]*servedCheck
 	// period is the shortest of its checks' periods, and began when its
 	// last request began (zero before the first): both under the mutex.
 	period time.Duration
@@ -116,7 +118,7 @@ type servedGroup struct {
 func newServedChecks(prober *probe.Prober, turns *fairshare.Turns) *servedChecks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &servedChecks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
-		pending: map[switchID]*servedCheck{}, results: map[switchID]servedResult{}, resumed: map[switchID]bool{},
+		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]servedResult{}, resumed: map[target.SwitchID]bool{},
 		slots: map[string]chan struct{}{}}
 }
 
@@ -188,8 +190,8 @@ func servedMatcher(spec *v1beta1.ServedCheck, active bool) match.Expected {
 // start checks that the target of id, written at written in the mode
 // active, is served; any check of id in progress is replaced. done is
 // called once it is decided.
-func (s *servedChecks) start(id switchID, spec *v1beta1.ServedCheck, active bool, written time.Time, done func(servedResult)) {
-	req, key := servedRequest(id.key.Namespace, spec)
+func (s *servedChecks) start(id target.SwitchID, spec *v1beta1.ServedCheck, active bool, written time.Time, done func(servedResult)) {
+	req, key := servedRequest(id.Key.Namespace, spec)
 	c := &servedCheck{id: id, group: key, active: active, want: servedMatcher(spec, active), written: written, started: time.Now(),
 		deadline: written.Add(servedTimeout(spec)), period: servedPeriod(spec), spec: servedSpecKey(spec), done: done}
 	s.mu.Lock()
@@ -199,7 +201,7 @@ func (s *servedChecks) start(id switchID, spec *v1beta1.ServedCheck, active bool
 	s.pending[id] = c
 	g, running := s.groups[key]
 	if !running {
-		g = &servedGroup{req: req, checks: map[switchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
+		g = &servedGroup{req: req, checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
 		s.groups[key] = g
 	}
 	g.checks[id] = c
@@ -216,7 +218,7 @@ func (s *servedChecks) start(id switchID, spec *v1beta1.ServedCheck, active bool
 }
 
 // stopLocked drops the check of id in progress, if any.
-func (s *servedChecks) stopLocked(id switchID) {
+func (s *servedChecks) stopLocked(id target.SwitchID) {
 	if c, ok := s.pending[id]; ok {
 		delete(s.groups[c.group].checks, id)
 		delete(s.pending, id)
@@ -225,7 +227,7 @@ func (s *servedChecks) stopLocked(id switchID) {
 
 // snapshot is what is known of the check of id: the check in progress
 // (a copy) and the last decided one, and whether it was resumed.
-func (s *servedChecks) snapshot(id switchID) servedSnapshot {
+func (s *servedChecks) snapshot(id target.SwitchID) servedSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var snap servedSnapshot
@@ -239,7 +241,7 @@ func (s *servedChecks) snapshot(id switchID) servedSnapshot {
 
 // markResumed records that id was checked once although no target write
 // asked for it.
-func (s *servedChecks) markResumed(id switchID) {
+func (s *servedChecks) markResumed(id target.SwitchID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resumed[id] = true
@@ -247,7 +249,7 @@ func (s *servedChecks) markResumed(id switchID) {
 
 // forget drops what is kept for a switch that is gone or no longer has
 // spec.served.
-func (s *servedChecks) forget(id switchID) {
+func (s *servedChecks) forget(id target.SwitchID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopLocked(id)

@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // The request loop of a group of served checks: when it requests, how its
@@ -80,7 +82,7 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 		for _, d := range decided {
 			d.check.done(d.result)
 			if d.result.served {
-				served = append(served, d.check.id.key.Namespace)
+				served = append(served, d.check.id.Key.Namespace)
 			}
 		}
 		if len(served) > 0 {
@@ -107,8 +109,8 @@ func (s *servedChecks) turn(key string, g *servedGroup) ([]string, bool) {
 		if g.period == 0 || c.period < g.period {
 			g.period = c.period
 		}
-		if !slices.Contains(namespaces, c.id.key.Namespace) {
-			namespaces = append(namespaces, c.id.key.Namespace)
+		if !slices.Contains(namespaces, c.id.Key.Namespace) {
+			namespaces = append(namespaces, c.id.Key.Namespace)
 		}
 	}
 	return namespaces, true
@@ -132,7 +134,7 @@ func (s *servedChecks) freed(g *servedGroup, now time.Time) {
 // a period after it was free to request, so that the status shows the
 // mode and Served in one write when the proxy serves the flip within a
 // period (docs/behaviour.md, "Served").
-func (s *servedChecks) holding(id switchID, active bool, now time.Time) time.Duration {
+func (s *servedChecks) holding(id target.SwitchID, active bool, now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.pending[id]
@@ -180,7 +182,7 @@ func (s *servedChecks) secondOffset(key string, g *servedGroup, namespaces []str
 // checksIn reports whether g has a check of a switch in one of namespaces.
 func (g *servedGroup) checksIn(namespaces []string) bool {
 	for _, c := range g.checks {
-		if slices.Contains(namespaces, c.id.key.Namespace) {
+		if slices.Contains(namespaces, c.id.Key.Namespace) {
 			return true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -76,9 +78,9 @@ func TestServedCondition(t *testing.T) {
 func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
 	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
-	id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	spec := &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
-	g := &servedGroup{checks: map[switchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
+	g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
 	began := time.Now()
 	// The group is running (its key is taken): start adds the check to it.
 	_, key := servedRequest("shop", spec)
@@ -170,10 +172,10 @@ func TestNudgeOthers(t *testing.T) {
 	t.Cleanup(s.cancel)
 	now := time.Now()
 	group := func(ns string, began time.Time) *servedGroup {
-		g := &servedGroup{checks: map[switchID]*servedCheck{}, period: time.Second, began: began, nudge: make(chan struct{}, 1)}
-		id := switchID{kind: "DynamicIngress", key: types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("web-%d", len(s.groups))}}
+		g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, period: time.Second, began: began, nudge: make(chan struct{}, 1)}
+		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("web-%d", len(s.groups))}}
 		g.checks[id] = &servedCheck{id: id}
-		s.groups[id.key.String()] = g
+		s.groups[id.Key.String()] = g
 		return g
 	}
 	from := group("shop", now.Add(-time.Millisecond))

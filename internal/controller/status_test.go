@@ -2,10 +2,11 @@ package controller
 
 import (
 	"errors"
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"

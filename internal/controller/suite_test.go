@@ -3,8 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
-	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"os"
 	"strings"
@@ -12,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 
 	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/fields"

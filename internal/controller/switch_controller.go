@@ -141,12 +141,12 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.applied.forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
 			if r.expressions != nil {
-				r.expressions.forget(switchID{kind: kind, key: req.NamespacedName})
+				r.expressions.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
 			if r.served != nil {
-				r.served.forget(switchID{kind: kind, key: req.NamespacedName})
+				r.served.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
-			r.flips.forget(switchID{kind: kind, key: req.NamespacedName})
+			r.flips.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -16,12 +16,12 @@ import (
 // evaluated (expressionEvaluator); the switch is reconciled again once it
 // is known.
 func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, req ctrl.Request) (active metav1.Condition, entries []v1beta1.EntryStatus, pending bool) {
-	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
 	if f.entries != nil {
 		if r.expressions != nil {
 			for i := range f.entries {
 				entry := id
-				entry.entry = f.entries[i].Name
+				entry.Entry = f.entries[i].Name
 				f.entries[i].Known = r.expressions.known(entry, r.wake(req))
 			}
 		}

@@ -23,7 +23,7 @@ import (
 // written in the mode active.
 func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
 	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
-		id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+		id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
 		r.served.start(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
 	}
 }
@@ -34,7 +34,7 @@ func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time
 	if !write || r.served == nil {
 		return 0
 	}
-	return r.served.holding(switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}, active, time.Now())
+	return r.served.holding(target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}, active, time.Now())
 }
 
 // servedView is what the status shows of spec.served (servedCondition),
@@ -43,7 +43,7 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 	if r.served == nil {
 		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
 	}
-	id := switchID{kind: r.Kind.SwitchKind(), key: req.NamespacedName}
+	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
 	var parents parentsAcceptance
 	if _, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute); routes && sw.SwitchSpec().Served != nil {
 		// A route is served once its parents accepted its generation too;
