@@ -23,6 +23,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/secrets"
@@ -134,7 +135,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	// body expressions and expected expressions (docs/behaviour.md, "Fair
 	// shares").
 	turns := probe.NewEvaluationTurns()
-	expressions := newExpressionEvaluator(turns)
+	expressions := evaluate.NewEvaluator(turns)
 	if err := mgr.Add(expressions); err != nil {
 		return fmt.Errorf("setting up the expression evaluator: %w", err)
 	}
@@ -212,7 +213,7 @@ func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *expressionEvaluator, served *servedChecks, flips *flipTracker) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *evaluate.Evaluator, served *servedChecks, flips *flipTracker) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -75,7 +76,7 @@ type SwitchReconciler struct {
 	ClusterStates bool
 	// expressions evaluates expected expressions off the workers; nil
 	// evaluates them in the reconcile.
-	expressions *expressionEvaluator
+	expressions *evaluate.Evaluator
 	// served checks spec.served after target writes; nil checks nothing.
 	served *servedChecks
 	// flips follows each state change until its followers show it; nil
@@ -141,7 +142,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.applied.forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
 			if r.expressions != nil {
-				r.expressions.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+				r.expressions.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
 			if r.served != nil {
 				r.served.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
@@ -181,7 +182,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// Its expression is evaluated in its namespace's turn, and the
 		// switch reconciled again once the verdict is known; nothing
 		// changes meanwhile.
-		return ctrl.Result{RequeueAfter: verdictRecheck}, nil
+		return ctrl.Result{RequeueAfter: evaluate.VerdictRecheck}, nil
 	}
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)

@@ -22,7 +22,7 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 			for i := range f.entries {
 				entry := id
 				entry.Entry = f.entries[i].Name
-				f.entries[i].Known = r.expressions.known(entry, r.wake(req))
+				f.entries[i].Known = r.expressions.Known(entry, r.wake(req))
 			}
 		}
 		active, entries, pending = decision.ActiveOf(sw, f.entries, current)
@@ -34,7 +34,7 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 	case r.expressions == nil:
 		return decision.Active(sw, f.state, current), nil, false
 	}
-	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.known(id, r.wake(req)))
+	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.Known(id, r.wake(req)))
 	return active, nil, pending
 }
 

@@ -1,4 +1,4 @@
-package controller
+package evaluate
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // the new verdict kept as its own.
 func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	turns := fairshare.New(clock.RealClock{}, 1, 1)
-	e := newExpressionEvaluator(turns)
+	e := NewEvaluator(turns)
 	defer e.cancel()
 	held, err := turns.Acquire(context.Background(), "shop")
 	if err != nil {
@@ -32,7 +32,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 	}
 	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	var woken atomic.Int32
-	known := e.known(id, func() { woken.Add(1) })
+	known := e.Known(id, func() { woken.Add(1) })
 	const expr = `response.code == 201 && "stale-test" != ""`
 	old, current := match.Response{StatusCode: "200", Body: "a"}, match.Response{StatusCode: "201", Body: "b"}
 	if _, ok := known(expr, old); ok {
@@ -68,7 +68,7 @@ func TestEvaluatorDropsAStaleVerdict(t *testing.T) {
 // namespace's switch wait behind that queue.
 func TestSharedVerdictNeverWaitsInAnotherNamespacesQueue(t *testing.T) {
 	turns := fairshare.New(clock.RealClock{}, 1, 1)
-	e := newExpressionEvaluator(turns)
+	e := NewEvaluator(turns)
 	defer e.cancel()
 	held, err := turns.Acquire(context.Background(), "attacker")
 	if err != nil {
@@ -104,16 +104,16 @@ func TestSharedVerdictNeverWaitsInAnotherNamespacesQueue(t *testing.T) {
 	for i := range 3 {
 		expr := fmt.Sprintf(`response.code == 503 && "a%d-%d" != ""`, i, run)
 		name := fmt.Sprintf("own-%d", i+1)
-		e.known(attacker(name), woke(name))(expr, got)
+		e.Known(attacker(name), woke(name))(expr, got)
 		queued(i + 1)
 	}
 	// Then the verdict both namespaces' switches follow: the attacker
 	// asks first, the victim after.
 	shared := fmt.Sprintf(`response.code == 503 && "platform-%d" != ""`, run)
-	e.known(attacker("follower"), woke("attacker-follower"))(shared, got)
+	e.Known(attacker("follower"), woke("attacker-follower"))(shared, got)
 	queued(4)
 	victim := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
-	e.known(victim, woke("victim"))(shared, got)
+	e.Known(victim, woke("victim"))(shared, got)
 	queued(5)
 	held.Done()
 

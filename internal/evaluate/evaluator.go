@@ -1,4 +1,8 @@
-package controller
+// Package evaluate evaluates switches' expected expressions away from the
+// switch workers, in the namespaces' turns of the manager's evaluation
+// slots (internal/fairshare), once per expression and response whoever
+// asks (docs/behaviour.md, "Fair shares").
+package evaluate
 
 import (
 	"context"
@@ -7,18 +11,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
-
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// verdictRecheck is how long a switch waiting for its expression's verdict
+// VerdictRecheck is how long a switch waiting for its expression's verdict
 // waits at most before it is reconciled again; it is enqueued as soon as
 // the verdict is known, so this only bounds a lost wake-up.
-const verdictRecheck = time.Minute
+const VerdictRecheck = time.Minute
 
-// expressionEvaluator evaluates switches' expected expressions away from
+// Evaluator evaluates switches' expected expressions away from
 // the switch workers, in the turns of the manager's evaluation slots that
 // it shares with body expressions (fairshare.Turns), each evaluation
 // charged to the namespace of the switch that asked for it: a namespace
@@ -31,7 +34,7 @@ const verdictRecheck = time.Minute
 // turn given evaluates it for all, so that it never waits in the queue of
 // whichever namespace asked first (nor in one account that any admitted
 // namespace could fill).
-type expressionEvaluator struct {
+type Evaluator struct {
 	turns *fairshare.Turns
 	// ctx ends the evaluations that wait for a turn when the manager
 	// stops.
@@ -72,15 +75,15 @@ type verdictJob struct {
 	claimed  bool
 }
 
-func newExpressionEvaluator(turns *fairshare.Turns) *expressionEvaluator {
+func NewEvaluator(turns *fairshare.Turns) *Evaluator {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &expressionEvaluator{turns: turns, ctx: ctx, cancel: cancel,
+	return &Evaluator{turns: turns, ctx: ctx, cancel: cancel,
 		jobs: map[string]*verdictJob{}, last: map[target.SwitchID]knownVerdict{}, waitsFor: map[target.SwitchID]string{}, entries: map[target.SwitchID][]string{}}
 }
 
 // Start ends the evaluations still waiting for a turn when ctx is done. It
 // implements manager.Runnable.
-func (e *expressionEvaluator) Start(ctx context.Context) error {
+func (e *Evaluator) Start(ctx context.Context) error {
 	<-ctx.Done()
 	e.cancel()
 	return nil
@@ -88,14 +91,14 @@ func (e *expressionEvaluator) Start(ctx context.Context) error {
 
 // NeedLeaderElection is false: the evaluator only waits for the manager
 // to stop.
-func (e *expressionEvaluator) NeedLeaderElection() bool { return false }
+func (e *Evaluator) NeedLeaderElection() bool { return false }
 
-// known returns the verdicts the switch id can decide from now: the ones
+// Known returns the verdicts the switch id can decide from now: the ones
 // kept (the shared cache, or its own last one). A verdict that is not
 // kept is evaluated in a turn of the switch's namespace, or of another
 // namespace that waits for it too, whichever comes first, and the switch
-// is reconciled again (wake) once it is known.
-func (e *expressionEvaluator) known(id target.SwitchID, wake func()) match.KnownVerdicts {
+// is reconciled again (wake) once it is Known.
+func (e *Evaluator) Known(id target.SwitchID, wake func()) match.KnownVerdicts {
 	account := id.Key.Namespace
 	if id.Entry != "" {
 		e.noteEntry(id)
@@ -118,14 +121,14 @@ func (e *expressionEvaluator) known(id target.SwitchID, wake func()) match.Known
 }
 
 // remember keeps v as the switch's last verdict.
-func (e *expressionEvaluator) remember(id target.SwitchID, key, v string) {
+func (e *Evaluator) remember(id target.SwitchID, key, v string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.last[id] = knownVerdict{key: sha256.Sum256([]byte(key)), verdict: v}
 }
 
 // noteEntry records that the switch of id has the entry id.entry.
-func (e *expressionEvaluator) noteEntry(id target.SwitchID) {
+func (e *Evaluator) noteEntry(id target.SwitchID) {
 	base := target.SwitchID{Kind: id.Kind, Key: id.Key}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -134,9 +137,9 @@ func (e *expressionEvaluator) noteEntry(id target.SwitchID) {
 	}
 }
 
-// forget drops what is kept for a switch that is gone, and for each of
+// Forget drops what is kept for a switch that is gone, and for each of
 // its entries.
-func (e *expressionEvaluator) forget(id target.SwitchID) {
+func (e *Evaluator) Forget(id target.SwitchID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.last, id)
@@ -151,7 +154,7 @@ func (e *expressionEvaluator) forget(id target.SwitchID) {
 }
 
 // stopWaitingLocked takes id off the switches that wait for a verdict.
-func (e *expressionEvaluator) stopWaitingLocked(id target.SwitchID) {
+func (e *Evaluator) stopWaitingLocked(id target.SwitchID) {
 	if key, ok := e.waitsFor[id]; ok {
 		if job := e.jobs[key]; job != nil {
 			delete(job.switches, id)
@@ -163,7 +166,7 @@ func (e *expressionEvaluator) stopWaitingLocked(id target.SwitchID) {
 // submit has the verdict key of expr on got evaluated, unless it is being
 // evaluated already, and wake called for id once it is known; account, the
 // switch's namespace, asks for a turn for it unless it has already.
-func (e *expressionEvaluator) submit(id target.SwitchID, account, key, expr string, got match.Response, wake func()) {
+func (e *Evaluator) submit(id target.SwitchID, account, key, expr string, got match.Response, wake func()) {
 	e.mu.Lock()
 	if e.waitsFor[id] != key {
 		e.stopWaitingLocked(id)
@@ -187,7 +190,7 @@ func (e *expressionEvaluator) submit(id target.SwitchID, account, key, expr stri
 // came: true when it is the first turn given for it and a switch still
 // waits for it. A turn that comes later, or for a job nobody waits for any
 // more, evaluates nothing (the job goes once no turn is asked any more).
-func (e *expressionEvaluator) claim(account, key string) (*verdictJob, bool) {
+func (e *Evaluator) claim(account, key string) (*verdictJob, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	job := e.jobs[key]
@@ -208,7 +211,7 @@ func (e *expressionEvaluator) claim(account, key string) (*verdictJob, bool) {
 // evaluate waits for a turn of account, then, unless another namespace's
 // turn evaluated the verdict first, evaluates expr on got, keeps the
 // verdict for every switch that waits for it and wakes them.
-func (e *expressionEvaluator) evaluate(account, key, expr string, got match.Response) {
+func (e *Evaluator) evaluate(account, key, expr string, got match.Response) {
 	turn, err := e.turns.Acquire(e.ctx, account)
 	if err != nil {
 		return
