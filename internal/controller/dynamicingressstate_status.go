@@ -21,28 +21,12 @@ func probeSpec(secretNamespace, tenant string, p *v1beta1.HTTPProbe) probe.Spec 
 	p = p.DeepCopy()
 	p.Default()
 	return probe.Spec{
-		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: probeHeaders(secretNamespace, p.Headers), Timeout: p.Timeout.Duration,
+		Request: probe.Request{Method: p.Method, URL: p.URL, Headers: probe.HeadersOf(secretNamespace, p.Headers), Timeout: p.Timeout.Duration,
 			BodyExpression: p.BodyExpression, Tenant: tenant},
 		Interval:         p.Interval.Duration,
 		FailureThreshold: int(p.FailureThresholdOrDefault()),
 		SuccessThreshold: int(p.SuccessThresholdOrDefault()),
 	}
-}
-
-// probeHeaders are the headers of a probe, a served check or a sink as the
-// prober sends them: a literal value, or a Secret's key in
-// secretNamespace.
-func probeHeaders(secretNamespace string, headers []v1beta1.HTTPHeader) []probe.Header {
-	out := make([]probe.Header, 0, len(headers))
-	for _, h := range headers {
-		header := probe.Header{Name: h.Name, Value: h.Value}
-		if h.ValueFrom != nil {
-			ref := h.ValueFrom.SecretKeyRef
-			header = probe.Header{Name: h.Name, FromSecret: &probe.SecretKey{Namespace: secretNamespace, Name: ref.Name, Key: ref.Key}}
-		}
-		out = append(out, header)
-	}
-	return out
 }
 
 // probedStatus is the status of a probed state after what its probes showed

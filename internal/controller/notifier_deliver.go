@@ -101,7 +101,7 @@ func (r *NotifierReconciler) send(ctx context.Context, n *v1beta1.DynamicIngress
 		return "could not be written: " + err.Error(), false, v1beta1.ReasonDeliveryFailing
 	}
 	resp, err := r.Sender.Probe(ctx, probe.Request{
-		Method: http.MethodPost, URL: n.Spec.Sink.URL, Headers: probeHeaders(n.Namespace, n.Spec.Sink.Headers),
+		Method: http.MethodPost, URL: n.Spec.Sink.URL, Headers: probe.HeadersOf(n.Namespace, n.Spec.Sink.Headers),
 		Timeout: DeliveryTimeout, Tenant: n.Namespace, Body: body, ContentType: contentType,
 	})
 	if err != nil {

@@ -141,7 +141,7 @@ func (s *servedChecks) NeedLeaderElection() bool { return false }
 func servedRequest(namespace string, spec *v1beta1.ServedCheck) (probe.Request, string) {
 	period := servedPeriod(spec)
 	timeout := min(max(period, time.Second), maxServedRequestTimeout)
-	req := probe.Request{Method: "GET", URL: spec.URL, Timeout: timeout, Tenant: namespace, Headers: probeHeaders(namespace, spec.Headers)}
+	req := probe.Request{Method: "GET", URL: spec.URL, Timeout: timeout, Tenant: namespace, Headers: probe.HeadersOf(namespace, spec.Headers)}
 	parts := []string{namespace, spec.URL, timeout.String()}
 	for _, h := range spec.Headers {
 		part := h.Name + ": " + h.Value

@@ -1,5 +1,7 @@
 // Package probe sends the HTTP probes of DynamicIngressStates and schedules
-// them, each state on its own interval. It has no Kubernetes types.
+// them, each state on its own interval; served checks and notifications
+// send through it too. It has no Kubernetes types but the API's headers
+// (HeadersOf).
 package probe
 
 import (
