@@ -21,6 +21,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
@@ -406,7 +407,7 @@ func TestNextStatus(t *testing.T) {
 		di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: tc.generation},
 			Status: v1beta1.SwitchStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{notMatched, synced}}}
 		before := di.Status.DeepCopy()
-		got := nextStatus(di, tc.active, synced, nil, servedView{})
+		got := nextStatus(di, tc.active, synced, nil, served.View{})
 		if !equality.Semantic.DeepEqual(before, &di.Status) {
 			t.Errorf("%s: nextStatus changed the switch's own status (the cache's object)", tc.name)
 		}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -269,4 +270,9 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 		}
 	}
 	r.flips.keepOnlyIn(keys, id)
+}
+
+// formatAfter writes a flip's duration as its summary shows it.
+func formatAfter(d time.Duration) string {
+	return fmt.Sprintf("%.2fs", d.Seconds())
 }

@@ -5,14 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
-
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // TestFlipProgress: a flip in progress tells a notifier how many

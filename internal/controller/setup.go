@@ -27,6 +27,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/secrets"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -157,9 +158,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	// Switches' spec.served checks, through the same address guard as
 	// probes (docs/behaviour.md, "Served").
-	served := newServedChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns), turns)
-	served.busy = gate.targetsPending
-	if err := mgr.Add(served); err != nil {
+	checks := served.NewChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns), turns)
+	checks.Busy = gate.targetsPending
+	if err := mgr.Add(checks); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)
 	}
 	// Each change of a state is followed until its followers show it,
@@ -167,7 +168,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	flips := newFlipTracker(1, time.Now)
 	flips.notify = states.notify
 	states.flips = flips
-	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, served, flips); err != nil {
+	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, checks, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}
 	if err := setupNotifiers(mgr, opts, secretValues, flips); err != nil {
@@ -182,7 +183,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return err
 	}
 	flips.engines = 2
-	if err := setupSwitches(mgr, routes, opts, gate, expressions, served, flips); err != nil {
+	if err := setupSwitches(mgr, routes, opts, gate, expressions, checks, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
 	return nil
@@ -213,14 +214,14 @@ func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *evaluate.Evaluator, served *servedChecks, flips *flipTracker) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *evaluate.Evaluator, checks *served.Checks, flips *flipTracker) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
 	}
 	r.ClusterStates = opts.ClusterStates
 	r.expressions = expressions
-	r.served = served
+	r.served = checks
 	r.flips = flips
 	return r.SetupWithManager(mgr)
 }

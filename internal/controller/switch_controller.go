@@ -26,6 +26,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -78,7 +79,7 @@ type SwitchReconciler struct {
 	// evaluates them in the reconcile.
 	expressions *evaluate.Evaluator
 	// served checks spec.served after target writes; nil checks nothing.
-	served *servedChecks
+	served *served.Checks
 	// flips follows each state change until its followers show it; nil
 	// follows none.
 	flips *flipTracker
@@ -145,7 +146,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 				r.expressions.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
 			if r.served != nil {
-				r.served.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+				r.served.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
 			r.flips.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)

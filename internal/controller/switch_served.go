@@ -13,6 +13,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -24,7 +25,7 @@ import (
 func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
 	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
 		id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
-		r.served.start(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
+		r.served.Check(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
 	}
 }
 
@@ -34,35 +35,35 @@ func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time
 	if !write || r.served == nil {
 		return 0
 	}
-	return r.served.holding(target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}, active, time.Now())
+	return r.served.Holding(target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}, active, time.Now())
 }
 
 // servedView is what the status shows of spec.served (servedCondition),
 // starting the check it needs.
-func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) servedView {
+func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) served.View {
 	if r.served == nil {
-		return servedView{cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), status: sw.SwitchStatus().Served}
+		return served.View{Cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), Status: sw.SwitchStatus().Served}
 	}
 	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
-	var parents parentsAcceptance
+	var parents served.ParentsAcceptance
 	if _, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute); routes && sw.SwitchSpec().Served != nil {
 		// A route is served once its parents accepted its generation too;
 		// a change of their status enqueues the switch (targetChanged).
 		live, _ := r.getTarget(ctx, target.Key(sw))
 		route, _ := live.(*gatewayv1.HTTPRoute)
-		parents = routeParentsAcceptance(route)
+		parents = served.RouteParentsAcceptance(route)
 	}
 	if sw.SwitchSpec().Served == nil {
-		r.served.forget(id)
-		return servedView{}
+		r.served.Forget(id)
+		return served.View{}
 	}
-	view, recheck := servedCondition(sw, active, r.served.snapshot(id), parents, time.Now())
+	view, recheck := served.Condition(sw, active, r.served.Snapshot(id), parents, time.Now())
 	if recheck {
 		// spec.served changed, or nothing covers the switch since the
 		// manager started: a check from now.
-		r.served.markResumed(id)
+		r.served.MarkResumed(id)
 		r.checkServed(sw, req, active)
-		view, _ = servedCondition(sw, active, r.served.snapshot(id), parents, time.Now())
+		view, _ = served.Condition(sw, active, r.served.Snapshot(id), parents, time.Now())
 	}
 	return view
 }
@@ -70,21 +71,21 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 // recordServed is the done of a check of sw's target: the metric, a
 // NotServed Warning once, and the switch reconciled so that its status
 // shows the result.
-func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(servedResult) {
+func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(served.Result) {
 	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
 	regarding, err := reference.GetReference(r.Scheme(), sw)
 	_, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute)
-	timeout := servedTimeout(sw.SwitchSpec().Served)
-	return func(res servedResult) {
-		if routes && res.served {
+	timeout := served.Timeout(sw.SwitchSpec().Served)
+	return func(res served.Result) {
+		if routes && res.Served {
 			// Its parents may still not accept the route: look again at
 			// the timeout, when that turns it NotServed.
-			time.AfterFunc(timeout-res.after+time.Millisecond, wake)
+			time.AfterFunc(timeout-res.After+time.Millisecond, wake)
 		}
-		metrics.RecordServed(kind, namespace, name, res.served, res.after)
-		if !res.served && err == nil {
+		metrics.RecordServed(kind, namespace, name, res.Served, res.After)
+		if !res.Served && err == nil {
 			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",
-				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.active), res.last)})
+				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.Active), res.Last)})
 		}
 		wake()
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -118,7 +119,7 @@ func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, 
 // nextStatus is the switch's status with both conditions set, what the
 // STATE column shows and each entry's verdict (status.states, for a list),
 // nil when that is the status it has.
-func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1beta1.EntryStatus, served servedView) *v1beta1.SwitchStatus {
+func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1beta1.EntryStatus, view served.View) *v1beta1.SwitchStatus {
 	before := sw.SwitchStatus()
 	// sw is the cache's own object: the new status is a copy.
 	status := before.DeepCopy()
@@ -127,12 +128,12 @@ func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1be
 	status.ObservedGeneration = sw.GetGeneration()
 	status.State = sw.SwitchSpec().Summary()
 	status.States = entries
-	if served.cond != nil {
-		meta.SetStatusCondition(&status.Conditions, *served.cond)
+	if view.Cond != nil {
+		meta.SetStatusCondition(&status.Conditions, *view.Cond)
 	} else {
 		meta.RemoveStatusCondition(&status.Conditions, v1beta1.ConditionServed)
 	}
-	status.Served = served.status
+	status.Served = view.Status
 	if equality.Semantic.DeepEqual(before, status) {
 		return nil
 	}

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
-
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
 // TestEvaluatorDropsAStaleVerdict: a switch whose state answered anew

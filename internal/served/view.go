@@ -1,4 +1,4 @@
-package controller
+package served
 
 import (
 	"fmt"
@@ -16,27 +16,27 @@ import (
 // What a switch's status shows of its served check: a pure function of the
 // check's snapshot, the switch and the clock.
 
-// servedView is what the status shows of a switch's spec.served: the
+// View is what the status shows of a switch's spec.served: the
 // Served condition and status.served; nil condition removes both.
-type servedView struct {
-	cond   *metav1.Condition
-	status *v1beta1.ServedStatus
+type View struct {
+	Cond   *metav1.Condition
+	Status *v1beta1.ServedStatus
 }
 
-// servedSnapshot is what the served checks know of one switch: its check
+// Snapshot is what the served checks know of one switch: its check
 // in progress (checking, of the mode active and the spec.served key spec),
 // its last decided check, and whether it was checked once without a
 // target write (resumed).
-type servedSnapshot struct {
+type Snapshot struct {
 	checking bool
 	active   bool
 	spec     string
-	result   servedResult
+	result   Result
 	decided  bool
 	resumed  bool
 }
 
-// servedCondition is what the status of sw, whose target is in the mode
+// Condition is what the status of sw, whose target is in the mode
 // active, shows of its spec.served (not nil): Checking while a check of
 // the current spec.served is in progress, Served or NotServed once one is
 // decided. recheck is true when sw needs a check from now although no
@@ -45,7 +45,7 @@ type servedSnapshot struct {
 // matcher), or nothing covers it and its Served is not True for its mode
 // (a manager restarted, or spec.served just added; once per manager,
 // snap.resumed).
-func servedCondition(sw target.Switch, active bool, snap servedSnapshot, parents parentsAcceptance, now time.Time) (view servedView, recheck bool) {
+func Condition(sw target.Switch, active bool, snap Snapshot, parents ParentsAcceptance, now time.Time) (view View, recheck bool) {
 	spec := sw.SwitchSpec().Served
 	key := servedSpecKey(spec)
 	status := sw.SwitchStatus()
@@ -57,60 +57,60 @@ func servedCondition(sw target.Switch, active bool, snap servedSnapshot, parents
 	current := snap.checking && snap.spec == key || !snap.checking && snap.decided && snap.result.spec == key
 	switch {
 	case (snap.checking || snap.decided) && !current:
-		return servedView{status: status.Served}, true
+		return View{Status: status.Served}, true
 	case snap.checking && snap.active == active:
 		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
 		cond.Message = fmt.Sprintf("the target was written in %s mode; requesting %s every %s until it answers as that shape does (timeout %s)",
-			decision.ModeName(active), probe.RedactURL(spec.URL), servedPeriod(spec), servedTimeout(spec))
-		return servedView{cond: &cond, status: status.Served}, false
-	case snap.decided && snap.result.active == active:
+			decision.ModeName(active), probe.RedactURL(spec.URL), servedPeriod(spec), Timeout(spec))
+		return View{Cond: &cond, Status: status.Served}, false
+	case snap.decided && snap.result.Active == active:
 		return decidedView(spec, active, mode, snap.result, status, parents, cond, now), false
 	}
 	prev := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionServed)
 	if prev != nil && prev.Status == metav1.ConditionTrue && status.Served != nil && status.Served.Mode == mode {
-		return servedView{cond: prev, status: status.Served}, false
+		return View{Cond: prev, Status: status.Served}, false
 	}
 	if !snap.resumed {
-		return servedView{status: status.Served}, true
+		return View{Status: status.Served}, true
 	}
 	if prev != nil {
-		return servedView{cond: prev, status: status.Served}, false
+		return View{Cond: prev, Status: status.Served}, false
 	}
-	return servedView{}, false
+	return View{}, false
 }
 
 // decidedView is the Served condition of a decided check (result) of the
 // mode active: Served, NotServed, or Checking while an HTTPRoute's parents
 // have not accepted its generation (parents) within the timeout.
-func decidedView(spec *v1beta1.ServedCheck, active bool, mode v1beta1.Mode, result servedResult, status *v1beta1.SwitchStatus,
-	parents parentsAcceptance, cond metav1.Condition, now time.Time) servedView {
+func decidedView(spec *v1beta1.ServedCheck, active bool, mode v1beta1.Mode, result Result, status *v1beta1.SwitchStatus,
+	parents ParentsAcceptance, cond metav1.Condition, now time.Time) View {
 	switch {
-	case result.served && parents != nil && parents() != "":
+	case result.Served && parents != nil && parents() != "":
 		// The URL answers with the shape; the route's parents have not
 		// all accepted its generation yet.
-		if written := result.at.Add(-result.after); now.After(written.Add(servedTimeout(spec))) {
+		if written := result.at.Add(-result.After); now.After(written.Add(Timeout(spec))) {
 			cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
 			cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s",
-				decision.ModeName(active), servedTimeout(spec), parents())
-			return servedView{cond: &cond, status: status.Served}
+				decision.ModeName(active), Timeout(spec), parents())
+			return View{Cond: &cond, Status: status.Served}
 		}
 		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
 		cond.Message = fmt.Sprintf("%s answers as the %s shape does (%s after the target was written); %s",
-			probe.RedactURL(spec.URL), decision.ModeName(active), formatAfter(result.after), parents())
-		return servedView{cond: &cond, status: status.Served}
-	case result.served:
+			probe.RedactURL(spec.URL), decision.ModeName(active), formatAfter(result.After), parents())
+		return View{Cond: &cond, Status: status.Served}
+	case result.Served:
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonServed
-		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), formatAfter(result.after))
-		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: formatAfter(result.after)}
+		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), formatAfter(result.After))
+		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: formatAfter(result.After)}
 		if prev := status.Served; prev != nil && prev.Mode == mode && prev.After == served.After {
 			served = prev
 		}
-		return servedView{cond: &cond, status: served}
+		return View{Cond: &cond, Status: served}
 	}
 	cond.Status, cond.Reason = metav1.ConditionFalse, v1beta1.ReasonNotServed
 	cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s answered %s",
-		decision.ModeName(active), servedTimeout(spec), probe.RedactURL(spec.URL), result.last)
-	return servedView{cond: &cond, status: status.Served}
+		decision.ModeName(active), Timeout(spec), probe.RedactURL(spec.URL), result.Last)
+	return View{Cond: &cond, Status: status.Served}
 }
 
 // formatAfter is a duration as status.served.after shows it: "2.31s".

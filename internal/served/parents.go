@@ -1,4 +1,4 @@
-package controller
+package served
 
 import (
 	"fmt"
@@ -11,14 +11,14 @@ import (
 
 // A DynamicHTTPRoute is served once its route's parents accepted it too.
 
-// parentsAcceptance says, for a DynamicHTTPRoute, which parents of its
+// ParentsAcceptance says, for a DynamicHTTPRoute, which parents of its
 // HTTPRoute have not accepted the route's current generation ("" when all
 // did); nil for a kind without parents.
-type parentsAcceptance func() string
+type ParentsAcceptance func() string
 
-// routeParentsAcceptance is parentsAcceptance for the live route (nil
+// RouteParentsAcceptance is parentsAcceptance for the live route (nil
 // when there is none).
-func routeParentsAcceptance(route *gatewayv1.HTTPRoute) parentsAcceptance {
+func RouteParentsAcceptance(route *gatewayv1.HTTPRoute) ParentsAcceptance {
 	return func() string {
 		if route == nil {
 			return "the HTTPRoute does not exist"

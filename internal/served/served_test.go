@@ -1,17 +1,16 @@
-package controller
+package served
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
@@ -32,37 +31,37 @@ func TestServedCondition(t *testing.T) {
 	key := func(u string) string {
 		return servedSpecKey(withStatus(metav1.ConditionTrue, v1beta1.ModePassive, u).Spec.Served)
 	}
-	served := servedResult{spec: key(url), active: false, served: true, at: time.Now(), after: time.Second}
+	served := Result{spec: key(url), Active: false, Served: true, at: time.Now(), After: time.Second}
 	for _, tc := range []struct {
 		name        string
 		di          *v1beta1.DynamicIngress
 		active      bool
-		snap        servedSnapshot
+		snap        Snapshot
 		wantRecheck bool
 		wantReason  string
 	}{
-		{"served for its mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), false, servedSnapshot{}, false, "x"},
-		{"served for the other mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), true, servedSnapshot{}, true, ""},
-		{"not served, after a start", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, servedSnapshot{}, true, ""},
-		{"not served, resumed once already", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, servedSnapshot{resumed: true}, false, "x"},
-		{"checking when the last manager stopped", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false, servedSnapshot{}, true, ""},
+		{"served for its mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), false, Snapshot{}, false, "x"},
+		{"served for the other mode, after a start", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, url), true, Snapshot{}, true, ""},
+		{"not served, after a start", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, Snapshot{}, true, ""},
+		{"not served, resumed once already", withStatus(metav1.ConditionFalse, v1beta1.ModePassive, url), false, Snapshot{resumed: true}, false, "x"},
+		{"checking when the last manager stopped", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false, Snapshot{}, true, ""},
 		{"checking", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false,
-			servedSnapshot{checking: true, active: false, spec: key(url)}, false, v1beta1.ReasonChecking},
+			Snapshot{checking: true, active: false, spec: key(url)}, false, v1beta1.ReasonChecking},
 		{"decided served", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, url), false,
-			servedSnapshot{decided: true, result: served}, false, v1beta1.ReasonServed},
+			Snapshot{decided: true, result: served}, false, v1beta1.ReasonServed},
 		{"decided served, then spec.served changed", withStatus(metav1.ConditionTrue, v1beta1.ModePassive, other), false,
-			servedSnapshot{decided: true, result: served, resumed: true}, true, ""},
+			Snapshot{decided: true, result: served, resumed: true}, true, ""},
 		{"checking, then spec.served changed", withStatus(metav1.ConditionUnknown, v1beta1.ModePassive, other), false,
-			servedSnapshot{checking: true, active: false, spec: key(url), resumed: true}, true, ""},
+			Snapshot{checking: true, active: false, spec: key(url), resumed: true}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, recheck := servedCondition(tc.di, tc.active, tc.snap, nil, time.Now())
+			v, recheck := Condition(tc.di, tc.active, tc.snap, nil, time.Now())
 			if recheck != tc.wantRecheck {
 				t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
 			}
 			reason := ""
-			if v.cond != nil {
-				reason = v.cond.Reason
+			if v.Cond != nil {
+				reason = v.Cond.Reason
 			}
 			if !recheck && reason != tc.wantReason {
 				t.Errorf("Served reason = %q, want %q", reason, tc.wantReason)
@@ -76,7 +75,7 @@ func TestServedCondition(t *testing.T) {
 // nothing, even when it has the shape the check waits for; one that began
 // after it does.
 func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
-	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
 	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	spec := &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
@@ -88,30 +87,12 @@ func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
 	s.groups[key] = g
 	s.mu.Unlock()
 	time.Sleep(time.Millisecond)
-	s.start(id, spec, false, time.Now(), func(servedResult) {})
+	s.Check(id, spec, false, time.Now(), func(Result) {})
 	if got := s.decide(g, began, probe.Response{StatusCode: "200"}, nil, time.Now()); len(got) != 0 {
 		t.Errorf("an answer to a request that began before the check decided it: %+v", got[0].result)
 	}
-	if got := s.decide(g, time.Now(), probe.Response{StatusCode: "200"}, nil, time.Now()); len(got) != 1 || !got[0].result.served {
+	if got := s.decide(g, time.Now(), probe.Response{StatusCode: "200"}, nil, time.Now()); len(got) != 1 || !got[0].result.Served {
 		t.Errorf("an answer to a request that began after the check: %+v, want it served", got)
-	}
-}
-
-// TestKeepPendingEntries: an entry whose verdict is pending keeps the
-// verdict the status shows; without one it stays pending.
-func TestKeepPendingEntries(t *testing.T) {
-	shown := []v1beta1.EntryStatus{{Name: "platform", Matched: "False", Reason: "NotMatched"}, {Name: "window", Matched: "True", Reason: "Matched"}}
-	got := keepPendingEntries([]v1beta1.EntryStatus{
-		{Name: "platform", Matched: "True", Reason: "Matched"},
-		{Name: "window", Matched: "Unknown", Reason: "VerdictPending"},
-		{Name: "new", Matched: "Unknown", Reason: "VerdictPending"},
-	}, shown)
-	want := []v1beta1.EntryStatus{{Name: "platform", Matched: "True", Reason: "Matched"}, {Name: "window", Matched: "True", Reason: "Matched"},
-		{Name: "new", Matched: "Unknown", Reason: "VerdictPending"}}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
-		}
 	}
 }
 
@@ -168,7 +149,7 @@ func TestNudgeDue(t *testing.T) {
 // maxNudged other groups of its namespaces request at once, those that
 // requested longest ago first, and none of another namespace.
 func TestNudgeOthers(t *testing.T) {
-	s := newServedChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
 	now := time.Now()
 	group := func(ns string, began time.Time) *servedGroup {

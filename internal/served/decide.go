@@ -1,4 +1,4 @@
-package controller
+package served
 
 import (
 	"time"
@@ -12,7 +12,7 @@ import (
 // decidedCheck is a check and its result.
 type decidedCheck struct {
 	check  *servedCheck
-	result servedResult
+	result Result
 }
 
 // decide decides the group's checks on one answer (resp, or err) to a
@@ -23,7 +23,7 @@ type decidedCheck struct {
 // checks' lock, which every switch's reconcile takes, and, when one has an
 // expression, in a turn of the namespace (the evaluation time of
 // docs/behaviour.md, "Fair shares").
-func (s *servedChecks) decide(g *servedGroup, began time.Time, resp probe.Response, err error, now time.Time) []decidedCheck {
+func (s *Checks) decide(g *servedGroup, began time.Time, resp probe.Response, err error, now time.Time) []decidedCheck {
 	answer := ""
 	if err != nil {
 		answer = err.Error()
@@ -53,12 +53,12 @@ func (s *servedChecks) decide(g *servedGroup, began time.Time, resp probe.Respon
 			continue
 		}
 		c.last = answer
-		var result servedResult
+		var result Result
 		switch {
 		case matched[c]:
-			result = servedResult{spec: c.spec, active: c.active, served: true, at: now, after: now.Sub(c.written)}
+			result = Result{spec: c.spec, Active: c.active, Served: true, at: now, After: now.Sub(c.written)}
 		case now.After(c.deadline):
-			result = servedResult{spec: c.spec, active: c.active, at: now, after: now.Sub(c.written), last: answer}
+			result = Result{spec: c.spec, Active: c.active, at: now, After: now.Sub(c.written), Last: answer}
 		default:
 			continue
 		}
@@ -73,7 +73,7 @@ func (s *servedChecks) decide(g *servedGroup, began time.Time, resp probe.Respon
 // evaluate sets matched for each of checks, begun before the request that
 // began at began, whose matcher got matches; in a turn of namespace when
 // a matcher has an expression. false when the manager stopped first.
-func (s *servedChecks) evaluate(namespace string, checks []*servedCheck, began time.Time, got match.Response, matched map[*servedCheck]bool) bool {
+func (s *Checks) evaluate(namespace string, checks []*servedCheck, began time.Time, got match.Response, matched map[*servedCheck]bool) bool {
 	var counted []*servedCheck
 	expression := false
 	for _, c := range checks {

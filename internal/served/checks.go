@@ -1,4 +1,11 @@
-package controller
+// Package served checks that a switch's target is served in its new shape:
+// after each target write it requests the switch's spec.served URL until
+// the answer shows the mode written or the timeout passes. Checks of one
+// URL share their requests; a namespace has at most maxServedInFlight (8) requests
+// in flight, and its matchers are evaluated in its own evaluation turns,
+// never under a lock the switch workers take (docs/behaviour.md,
+// "Served").
+package served
 
 import (
 	"context"
@@ -10,19 +17,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
-
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/fairshare"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// Served checks, by responsibility: this file holds the checks and their
-// requests' keys; served_loop.go the request loop of each group, its
-// pacing, nudges and the namespace's requests in flight; served_decide.go
-// the decision on each answer; served_view.go the Served condition a
-// status shows; served_parents.go an HTTPRoute's parents.
+// By responsibility: this file holds the checks and their requests' keys;
+// loop.go the request loop of each group, its
+// pacing, nudges and the namespace's requests in flight; decide.go
+// the decision on each answer; view.go the Served condition a
+// status shows; parents.go an HTTPRoute's parents.
 
 // The defaults and bounds of spec.served (docs/behaviour.md, "Served").
 const (
@@ -32,7 +38,7 @@ const (
 	maxServedRequestTimeout = 10 * time.Second
 )
 
-// servedChecks requests switches' spec.served.url after their targets are
+// Checks requests switches' spec.served.url after their targets are
 // written, until each answers with the shape of the mode written (Served)
 // or the check's timeout passes (NotServed). Checks of one namespace with
 // the same URL and headers share each request, whatever their number; once
@@ -40,14 +46,14 @@ const (
 // written again, or spec.served changes. Each namespace's checks hold at
 // most maxServedInFlight requests at once, and evaluate their matchers in
 // the namespace's evaluation turns (docs/behaviour.md, "Served").
-type servedChecks struct {
+type Checks struct {
 	prober *probe.Prober
 	// turns are the evaluation turns shared with probes and expected
 	// expressions; nil evaluates at once.
 	turns *fairshare.Turns
-	// busy reports whether a namespace's flip still has targets to write
+	// Busy reports whether a namespace's flip still has targets to write
 	// (statusGate.targetsPending); nil when nothing waits.
-	busy func(namespace string) bool
+	Busy func(namespace string) bool
 	// ctx ends every check when the manager stops.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -58,7 +64,7 @@ type servedChecks struct {
 	// pending has each switch's check in progress.
 	pending map[target.SwitchID]*servedCheck
 	// results has each switch's last decided check.
-	results map[target.SwitchID]servedResult
+	results map[target.SwitchID]Result
 	// resumed has the switches checked once since the manager started
 	// although no target write asked for it (servedCondition).
 	resumed map[target.SwitchID]bool
@@ -88,18 +94,18 @@ type servedCheck struct {
 	last string
 	// done is called once the check is decided: the switch's status
 	// shows it, and events and metrics are recorded.
-	done func(servedResult)
+	done func(Result)
 }
 
-// servedResult is a decided check.
-type servedResult struct {
+// Result is a decided check.
+type Result struct {
 	// spec is the key of the spec.served it checked (servedSpecKey).
 	spec   string
-	active bool
-	served bool
+	Active bool
+	Served bool
 	at     time.Time
-	after  time.Duration
-	last   string
+	After  time.Duration
+	Last   string
 }
 
 // servedGroup is one request loop: the checks that share its requests.
@@ -115,16 +121,16 @@ type servedGroup struct {
 	nudge chan struct{}
 }
 
-func newServedChecks(prober *probe.Prober, turns *fairshare.Turns) *servedChecks {
+func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &servedChecks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
-		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]servedResult{}, resumed: map[target.SwitchID]bool{},
+	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
+		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
 		slots: map[string]chan struct{}{}}
 }
 
 // Start stops every check when ctx is done. It implements
 // manager.Runnable.
-func (s *servedChecks) Start(ctx context.Context) error {
+func (s *Checks) Start(ctx context.Context) error {
 	<-ctx.Done()
 	s.cancel()
 	return nil
@@ -132,7 +138,7 @@ func (s *servedChecks) Start(ctx context.Context) error {
 
 // NeedLeaderElection is false: checks are made by the manager that writes
 // the targets, and a standby writes none.
-func (s *servedChecks) NeedLeaderElection() bool { return false }
+func (s *Checks) NeedLeaderElection() bool { return false }
 
 // servedRequest is the request of a check of a switch in namespace (its
 // Secret headers read there, its answer's memory from the namespace's
@@ -171,7 +177,7 @@ func servedPeriod(spec *v1beta1.ServedCheck) time.Duration {
 	return DefaultServedPeriod
 }
 
-func servedTimeout(spec *v1beta1.ServedCheck) time.Duration {
+func Timeout(spec *v1beta1.ServedCheck) time.Duration {
 	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
 		return spec.Timeout.Duration
 	}
@@ -187,13 +193,13 @@ func servedMatcher(spec *v1beta1.ServedCheck, active bool) match.Expected {
 	return match.Expected{StatusCode: e.StatusCode, Body: e.Body, BodyMatch: match.BodyMatch(e.BodyMatch), Expression: e.Expression}
 }
 
-// start checks that the target of id, written at written in the mode
+// Check checks that the target of id, written at written in the mode
 // active, is served; any check of id in progress is replaced. done is
 // called once it is decided.
-func (s *servedChecks) start(id target.SwitchID, spec *v1beta1.ServedCheck, active bool, written time.Time, done func(servedResult)) {
+func (s *Checks) Check(id target.SwitchID, spec *v1beta1.ServedCheck, active bool, written time.Time, done func(Result)) {
 	req, key := servedRequest(id.Key.Namespace, spec)
 	c := &servedCheck{id: id, group: key, active: active, want: servedMatcher(spec, active), written: written, started: time.Now(),
-		deadline: written.Add(servedTimeout(spec)), period: servedPeriod(spec), spec: servedSpecKey(spec), done: done}
+		deadline: written.Add(Timeout(spec)), period: servedPeriod(spec), spec: servedSpecKey(spec), done: done}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopLocked(id)
@@ -218,19 +224,19 @@ func (s *servedChecks) start(id target.SwitchID, spec *v1beta1.ServedCheck, acti
 }
 
 // stopLocked drops the check of id in progress, if any.
-func (s *servedChecks) stopLocked(id target.SwitchID) {
+func (s *Checks) stopLocked(id target.SwitchID) {
 	if c, ok := s.pending[id]; ok {
 		delete(s.groups[c.group].checks, id)
 		delete(s.pending, id)
 	}
 }
 
-// snapshot is what is known of the check of id: the check in progress
+// Snapshot is what is known of the check of id: the check in progress
 // (a copy) and the last decided one, and whether it was resumed.
-func (s *servedChecks) snapshot(id target.SwitchID) servedSnapshot {
+func (s *Checks) Snapshot(id target.SwitchID) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var snap servedSnapshot
+	var snap Snapshot
 	if c, ok := s.pending[id]; ok {
 		snap.checking, snap.active, snap.spec = true, c.active, c.spec
 	}
@@ -239,17 +245,17 @@ func (s *servedChecks) snapshot(id target.SwitchID) servedSnapshot {
 	return snap
 }
 
-// markResumed records that id was checked once although no target write
+// MarkResumed records that id was checked once although no target write
 // asked for it.
-func (s *servedChecks) markResumed(id target.SwitchID) {
+func (s *Checks) MarkResumed(id target.SwitchID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resumed[id] = true
 }
 
-// forget drops what is kept for a switch that is gone or no longer has
+// Forget drops what is kept for a switch that is gone or no longer has
 // spec.served.
-func (s *servedChecks) forget(id target.SwitchID) {
+func (s *Checks) Forget(id target.SwitchID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopLocked(id)

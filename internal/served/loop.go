@@ -1,4 +1,4 @@
-package controller
+package served
 
 import (
 	"hash/fnv"
@@ -30,14 +30,14 @@ import (
 // period: a proxy serves a flip's changes together, so a check sees its
 // own within a few rounds of requests after the proxy's reload, not up to
 // a period later.
-func (s *servedChecks) run(key string, g *servedGroup) {
+func (s *Checks) run(key string, g *servedGroup) {
 	first := true
 	for {
 		namespaces, ok := s.turn(key, g)
 		if !ok {
 			return
 		}
-		if s.busy != nil && slices.ContainsFunc(namespaces, s.busy) {
+		if s.Busy != nil && slices.ContainsFunc(namespaces, s.Busy) {
 			if !s.wait(g, flipWritesPoll, false) {
 				return
 			}
@@ -81,7 +81,7 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 		var served []string
 		for _, d := range decided {
 			d.check.done(d.result)
-			if d.result.served {
+			if d.result.Served {
 				served = append(served, d.check.id.Key.Namespace)
 			}
 		}
@@ -96,7 +96,7 @@ func (s *servedChecks) run(key string, g *servedGroup) {
 
 // turn is the namespaces of the group's checks, with its period brought up
 // to date; false once it has no check left (and it is no longer running).
-func (s *servedChecks) turn(key string, g *servedGroup) ([]string, bool) {
+func (s *Checks) turn(key string, g *servedGroup) ([]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(g.checks) == 0 {
@@ -118,7 +118,7 @@ func (s *servedChecks) turn(key string, g *servedGroup) ([]string, bool) {
 
 // freed marks the group's checks free to request from now on, those not
 // marked yet.
-func (s *servedChecks) freed(g *servedGroup, now time.Time) {
+func (s *Checks) freed(g *servedGroup, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range g.checks {
@@ -128,13 +128,13 @@ func (s *servedChecks) freed(g *servedGroup, now time.Time) {
 	}
 }
 
-// holding is how much longer the status of id, whose target is in the mode
+// Holding is how much longer the status of id, whose target is in the mode
 // active, waits for its check (nothing when it does not wait): a check of
 // that mode in progress holds the status until it is decided, for at most
 // a period after it was free to request, so that the status shows the
 // mode and Served in one write when the proxy serves the flip within a
 // period (docs/behaviour.md, "Served").
-func (s *servedChecks) holding(id target.SwitchID, active bool, now time.Time) time.Duration {
+func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.pending[id]
@@ -149,7 +149,7 @@ func (s *servedChecks) holding(id target.SwitchID, active bool, now time.Time) t
 
 // wait waits d, or less when nudged (and nudged is true); false once the
 // manager stops.
-func (s *servedChecks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
+func (s *Checks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 	nudge := g.nudge
 	if !nudged {
 		nudge = nil
@@ -168,7 +168,7 @@ func (s *servedChecks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 // secondOffset is how long after its first request g sends its second:
 // its share of its period when other checks of its namespaces run (the
 // period otherwise).
-func (s *servedChecks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
+func (s *Checks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for other, o := range s.groups {
@@ -205,7 +205,7 @@ func servedOffset(key string, period time.Duration) time.Duration {
 // a namespace's checks follow a reload within a few rounds of requests
 // while at most a few dozen are in flight: hundreds at once would take the
 // proxy and the cores from the users it serves.
-func (s *servedChecks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
+func (s *Checks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -254,7 +254,7 @@ const maxServedInFlight = 8
 // acquireSlot waits for one of namespace's request slots, in the order
 // the namespace's groups asked; false once the manager stops. A group
 // that waits takes no other resource, holds no lock and sends no request.
-func (s *servedChecks) acquireSlot(namespace string) bool {
+func (s *Checks) acquireSlot(namespace string) bool {
 	select {
 	case s.slotsOf(namespace) <- struct{}{}:
 		return true
@@ -264,13 +264,13 @@ func (s *servedChecks) acquireSlot(namespace string) bool {
 }
 
 // releaseSlot gives back one of namespace's request slots.
-func (s *servedChecks) releaseSlot(namespace string) {
+func (s *Checks) releaseSlot(namespace string) {
 	<-s.slotsOf(namespace)
 }
 
 // slotsOf is namespace's request slots: a channel that holds one value
 // per request in flight.
-func (s *servedChecks) slotsOf(namespace string) chan struct{} {
+func (s *Checks) slotsOf(namespace string) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	slots, ok := s.slots[namespace]
@@ -282,7 +282,7 @@ func (s *servedChecks) slotsOf(namespace string) chan struct{} {
 }
 
 // empty reports whether g has no check left.
-func (s *servedChecks) empty(g *servedGroup) bool {
+func (s *Checks) empty(g *servedGroup) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(g.checks) == 0
