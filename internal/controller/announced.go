@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 )
 
 // announcedModes keeps, for each switch whose target writes changed its
@@ -25,7 +27,7 @@ type announcedModes struct {
 // announcement is what is to be announced of one switch.
 type announcement struct {
 	// events are the Switched events still to record.
-	events []eventRecord
+	events []flip.Event
 	// active is the mode of the last change.
 	active bool
 }
@@ -36,7 +38,7 @@ func newAnnouncedModes() *announcedModes {
 
 // add records that a target write switched the switch at key to active (or
 // passive), with its Switched event.
-func (a *announcedModes) add(key types.NamespacedName, active bool, event eventRecord) {
+func (a *announcedModes) add(key types.NamespacedName, active bool, event flip.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	entry := a.modes[key]
@@ -49,7 +51,7 @@ func (a *announcedModes) add(key types.NamespacedName, active bool, event eventR
 // whether its last change was to the mode active says (the status about to
 // be written then announces nothing more). forget drops them once they are
 // recorded.
-func (a *announcedModes) peek(key types.NamespacedName, active bool) (events []eventRecord, announced bool) {
+func (a *announcedModes) peek(key types.NamespacedName, active bool) (events []flip.Event, announced bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	entry, ok := a.modes[key]

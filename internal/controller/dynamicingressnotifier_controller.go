@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -59,7 +60,7 @@ type NotifierReconciler struct {
 	// sent.
 	Switches []target.Kind
 
-	flips *flipTracker
+	flips *flip.Tracker
 	now   func() time.Time
 
 	mu sync.Mutex

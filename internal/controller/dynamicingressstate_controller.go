@@ -24,6 +24,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
@@ -54,7 +55,7 @@ type StateReconciler struct {
 	writes *ownWrites
 	// flips has the summaries of complete flips to write on the history
 	// entries of their changes; nil writes none.
-	flips *flipTracker
+	flips *flip.Tracker
 	// probes and clusterProbes queue the namespaced and the cluster
 	// states whose observation changed.
 	probes, clusterProbes probeNotifications
@@ -166,7 +167,7 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
 			r.writes.forget(obj, req.NamespacedName)
-			r.flips.forgetState(key)
+			r.flips.ForgetState(key)
 			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -208,12 +209,12 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	r.boundaries.set(key, nextBoundary)
 	metrics.SetStateUp(req.Namespace, req.Name, status.StatusCode != "")
-	summarised := r.flips.summarise(key, status.History)
+	summarised := r.flips.Summarise(key, status.History)
 	if err := r.writeStatus(ctx, obj, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	if summarised {
-		r.flips.written(key)
+		r.flips.Written(key)
 	}
 	return ctrl.Result{}, nil
 }
@@ -255,7 +256,7 @@ func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, st
 	r.writes.wrote(state)
 	ctrl.LoggerFrom(ctx).V(1).Info("Updated state status", "statusCode", status.StatusCode)
 	for _, e := range stateTransitionEvents(prev, meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)) {
-		r.Recorder.Eventf(state, nil, e.eventType, e.reason, e.action, "%s", e.note)
+		r.Recorder.Eventf(state, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 )
 
@@ -64,11 +65,11 @@ func probedStatus(state *v1beta1.DynamicIngressState, obs probe.Observation, now
 // stateTransitionEvents are the events of a state's status change: a
 // Warning ProbeFailed when Ready turns to ProbeFailed, not on every failed
 // probe after it.
-func stateTransitionEvents(prevReady, ready *metav1.Condition) []eventRecord {
+func stateTransitionEvents(prevReady, ready *metav1.Condition) []flip.Event {
 	if ready == nil || ready.Reason != v1beta1.ReasonProbeFailed || (prevReady != nil && prevReady.Reason == ready.Reason) {
 		return nil
 	}
-	return []eventRecord{{corev1.EventTypeWarning, v1beta1.ReasonProbeFailed, "Probe", ready.Message}}
+	return []flip.Event{{Type: corev1.EventTypeWarning, Reason: v1beta1.ReasonProbeFailed, Action: "Probe", Note: ready.Message}}
 }
 
 // statusWriteFailedCondition is the Ready condition of a state whose status

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 )
@@ -37,7 +38,7 @@ func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicI
 		if !ref.IsCluster() {
 			s.Namespace = n.Namespace
 		}
-		s.Flip = r.flips.progress(stateKey(s.Namespace, ref.Name), n.Namespace)
+		s.Flip = r.flips.Progress(flip.StateKey(s.Namespace, ref.Name), n.Namespace)
 		d, ok := notify.Find(n.Status.Delivered, ref)
 		if !ok || d.UID != s.UID {
 			d = notify.Start(s)

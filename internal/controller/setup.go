@@ -24,6 +24,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/secrets"
@@ -151,22 +152,22 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if !opts.ClusterStates {
 		ctrl.LoggerFrom(ctx).WithName("setup").Info("ClusterDynamicIngressStates are not followed: the manager was started with --cluster-states=false (namespaced mode without the chart's clusterStates.followInNamespacedMode)")
 	}
-	gate := newStatusGate(clock.RealClock{}, maxStatusHold)
-	events := newEventPacer(gate)
+	gate := flip.NewGate(clock.RealClock{}, flip.MaxStatusHold)
+	events := flip.NewPacer(gate)
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("setting up the event pacer: %w", err)
 	}
 	// Switches' spec.served checks, through the same address guard as
 	// probes (docs/behaviour.md, "Served").
 	checks := served.NewChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns), turns)
-	checks.Busy = gate.targetsPending
+	checks.Busy = gate.TargetsPending
 	if err := mgr.Add(checks); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)
 	}
 	// Each change of a state is followed until its followers show it,
 	// for the flip summary of its history entry.
-	flips := newFlipTracker(1, time.Now)
-	flips.notify = states.notify
+	flips := flip.NewTracker(1, time.Now)
+	flips.Notify = states.notify
 	states.flips = flips
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, checks, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
@@ -182,7 +183,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
-	flips.engines = 2
+	flips.Engines = 2
 	if err := setupSwitches(mgr, routes, opts, gate, expressions, checks, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicHTTPRoute controller: %w", err)
 	}
@@ -196,7 +197,7 @@ const sinkAnswerBytes = 4 << 10
 // setupNotifiers registers the notifier controller: its notifications go
 // through the probes' address guard and read header values from Secrets
 // as probes do (docs/notifications.md).
-func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader, flips *flipTracker) error {
+func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader, flips *flip.Tracker) error {
 	stalled := opts.FlipStalledAfter
 	if stalled <= 0 {
 		stalled = DefaultFlipStalledAfter
@@ -214,7 +215,7 @@ func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader
 }
 
 // setupSwitches registers the switching engine for one kind.
-func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *statusGate, expressions *evaluate.Evaluator, checks *served.Checks, flips *flipTracker) error {
+func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *flip.Gate, expressions *evaluate.Evaluator, checks *served.Checks, flips *flip.Tracker) error {
 	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err

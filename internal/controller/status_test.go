@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -164,34 +165,34 @@ func TestTransitionEvents(t *testing.T) {
 		name                  string
 		prevActive, prevReady *metav1.Condition
 		active, ready         metav1.Condition
-		want                  []eventRecord
+		want                  []flip.Event
 	}{
 		{name: "first status: no switch", active: matched, ready: synced},
 		{name: "first status with a conflict warns", active: matched, ready: conflict,
-			want: []eventRecord{{"Warning", "TargetConflict", "Sync", "taken"}}},
+			want: []flip.Event{{Type: "Warning", Reason: "TargetConflict", Action: "Sync", Note: "taken"}}},
 		{name: "to active", prevActive: &notMatched, prevReady: &synced, active: matched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "SwitchToActive", `Switched to active mode: State "s" responded 200 as expected`}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Switched", Action: "SwitchToActive", Note: `Switched to active mode: State "s" responded 200 as expected`}}},
 		{name: "to passive", prevActive: &matched, prevReady: &synced, active: notMatched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "SwitchToPassive", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Switched", Action: "SwitchToPassive", Note: `Switched to passive mode: State "s" responded 503, which does not match spec.expected`}}},
 		{name: "same mode, new message: nothing", prevActive: cond("False", "NoResponse", "x"), prevReady: &synced, active: notMatched, ready: synced},
 		{name: "conflict again: no repeat", prevActive: &matched, prevReady: &conflict, active: matched, ready: conflict},
 		{name: "conflict to apply failed warns again", prevActive: &matched, prevReady: &conflict, active: matched, ready: *cond("False", "ApplyFailed", "boom"),
-			want: []eventRecord{{"Warning", "ApplyFailed", "Sync", "boom"}}},
+			want: []flip.Event{{Type: "Warning", Reason: "ApplyFailed", Action: "Sync", Note: "boom"}}},
 		{name: "override starts in the same mode: no switch", prevActive: &matched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
-			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Overridden", Action: "Override", Note: "pinned"}}},
 		{name: "override starts and switches", prevActive: &notMatched, prevReady: &synced, active: *cond("True", "Overridden", "pinned"), ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "SwitchToActive", "Switched to active mode: pinned"}, {"Normal", "Overridden", "Override", "pinned"}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Switched", Action: "SwitchToActive", Note: "Switched to active mode: pinned"}, {Type: "Normal", Reason: "Overridden", Action: "Override", Note: "pinned"}}},
 		{name: "override stays: nothing", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: *cond("True", "Overridden", "pinned, new reason"), ready: synced},
 		{name: "override removed", prevActive: cond("True", "Overridden", "pinned"), prevReady: &synced, active: notMatched, ready: synced,
-			want: []eventRecord{{"Normal", "Switched", "SwitchToPassive", `Switched to passive mode: State "s" responded 503, which does not match spec.expected`},
-				{"Normal", "OverrideRemoved", "Override", `spec.override removed; following the state again: State "s" responded 503, which does not match spec.expected`}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Switched", Action: "SwitchToPassive", Note: `Switched to passive mode: State "s" responded 503, which does not match spec.expected`},
+				{Type: "Normal", Reason: "OverrideRemoved", Action: "Override", Note: `spec.override removed; following the state again: State "s" responded 503, which does not match spec.expected`}}},
 		{name: "created with an override", active: *cond("False", "Overridden", "pinned"), ready: synced,
-			want: []eventRecord{{"Normal", "Overridden", "Override", "pinned"}}},
+			want: []flip.Event{{Type: "Normal", Reason: "Overridden", Action: "Override", Note: "pinned"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready, false)
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(eventRecord{})); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(flip.Event{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -205,18 +206,18 @@ func TestStateTransitionEvents(t *testing.T) {
 	tests := []struct {
 		name        string
 		prev, ready *metav1.Condition
-		want        []eventRecord
+		want        []flip.Event
 	}{
-		{name: "first failure", prev: succeeded, ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
-		{name: "failure from pending", prev: pending, ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
-		{name: "failure on a new state", ready: failed, want: []eventRecord{{"Warning", "ProbeFailed", "Probe", "connection refused"}}},
+		{name: "first failure", prev: succeeded, ready: failed, want: []flip.Event{{Type: "Warning", Reason: "ProbeFailed", Action: "Probe", Note: "connection refused"}}},
+		{name: "failure from pending", prev: pending, ready: failed, want: []flip.Event{{Type: "Warning", Reason: "ProbeFailed", Action: "Probe", Note: "connection refused"}}},
+		{name: "failure on a new state", ready: failed, want: []flip.Event{{Type: "Warning", Reason: "ProbeFailed", Action: "Probe", Note: "connection refused"}}},
 		{name: "still failing, new message: no repeat", prev: failed, ready: &metav1.Condition{Status: "False", Reason: "ProbeFailed", Message: "timed out after 5s"}},
 		{name: "recovered", prev: failed, ready: succeeded},
 		{name: "no condition", prev: failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, stateTransitionEvents(tt.prev, tt.ready), cmp.AllowUnexported(eventRecord{})); diff != "" {
+			if diff := cmp.Diff(tt.want, stateTransitionEvents(tt.prev, tt.ready), cmp.AllowUnexported(flip.Event{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
@@ -65,7 +66,7 @@ type SwitchReconciler struct {
 	metadata *metadataWrites
 	// gate holds status writes back while a state change's target writes
 	// are still to come; shared by every kind.
-	gate *statusGate
+	gate *flip.Gate
 	// announced has the switches announced when their target was written
 	// whose status has not caught up yet.
 	announced *announcedModes
@@ -82,13 +83,13 @@ type SwitchReconciler struct {
 	served *served.Checks
 	// flips follows each state change until its followers show it; nil
 	// follows none.
-	flips *flipTracker
+	flips *flip.Tracker
 	// queue is this controller's work queue, once it has started.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
 
 // NewSwitchReconciler returns the engine for one kind of switch.
-func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *statusGate) (*SwitchReconciler, error) {
+func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *flip.Gate) (*SwitchReconciler, error) {
 	metadataWrites, err := newMetadataWrites(mgr)
 	if err != nil {
 		return nil, err
@@ -131,14 +132,14 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	kind := r.Kind.SwitchKind()
 	// Taken before anything is read: this reconcile counts as the one a
 	// state change expected only if it began after that change was seen.
-	ticket := r.gate.ticket()
+	ticket := r.gate.Ticket()
 	sw := r.Kind.NewSwitch()
 	// The objects read from the cache here are the cache's own (no deep
 	// copy: a flip reads hundreds of them at once), so nothing may change
 	// them: writeStatus works on a copy of the status.
 	if err := r.Get(ctx, req.NamespacedName, sw, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.gate.forget(kind, req.NamespacedName)
+			r.gate.Forget(kind, req.NamespacedName)
 			r.writes.forget(sw, req.NamespacedName)
 			r.applied.forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
@@ -148,7 +149,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if r.served != nil {
 				r.served.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
-			r.flips.forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+			r.flips.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -160,14 +161,14 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.
-		r.gate.forget(kind, req.NamespacedName)
+		r.gate.Forget(kind, req.NamespacedName)
 		metrics.ForgetTarget(kind, sw.GetNamespace(), sw.GetName())
 		return ctrl.Result{}, nil
 	}
 
 	f, err := r.resolve(ctx, sw)
 	if err != nil {
-		r.gate.done(kind, req.NamespacedName, ticket)
+		r.gate.Done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
 	current, err := r.retainedMode(ctx, sw, f)
@@ -175,7 +176,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
 	}
 	if err != nil {
-		r.gate.done(kind, req.NamespacedName, ticket)
+		r.gate.Done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
 	active, entries, verdictPending := r.decide(sw, f, current, req)
@@ -195,7 +196,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// failed): look again soon rather than report a failure.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
-	r.gate.done(kind, req.NamespacedName, ticket)
+	r.gate.Done(kind, req.NamespacedName, ticket)
 	ready := readyCondition(sw, f.why, active, result)
 	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), stateLabel(sw.SwitchSpec()), isActive)
 
@@ -210,7 +211,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.announceSwitch(sw, f.latest(), active)
 		}
 		r.checkServed(sw, req, isActive)
-		if held, atMost := r.gate.hold(kind, req.NamespacedName, true); held {
+		if held, atMost := r.gate.Hold(kind, req.NamespacedName, true); held {
 			// Other targets of the flip are still to be written: the
 			// status waits for them without a reconcile in between.
 			return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
@@ -221,7 +222,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	status := nextStatus(sw, active, ready, entries, r.servedView(ctx, sw, req, isActive))
 	_, pending := r.announced.mode(req.NamespacedName)
 	toWrite := status != nil || pending
-	if held, atMost := r.gate.hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
+	if held, atMost := r.gate.Hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {
 		// Enqueued again once the targets of the state change are written.
 		return ctrl.Result{RequeueAfter: atMost, Priority: ptr.To(handler.LowPriority)}, nil
 	}
@@ -245,7 +246,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.event(ctx, sw, e)
 	}
 	if toWrite {
-		r.gate.written(kind, req.NamespacedName)
+		r.gate.Written(kind, req.NamespacedName)
 	}
 	if switched {
 		// A switch without a target write (the target is not ours, or was
@@ -262,16 +263,16 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // event records e about sw through the status gate: while the statuses of
-// a flip are still to be written, it waits for them (statusGate.record).
+// a flip are still to be written, it waits for them (flip.Gate.Record).
 // It names sw by reference, taken now: sw is the cache's object.
-func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e eventRecord) {
+func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e flip.Event) {
 	regarding, err := reference.GetReference(r.Scheme(), sw)
 	if err != nil {
 		// Not in the scheme: the recorder could not name it either.
-		ctrl.LoggerFrom(ctx).Error(err, "recording an event", "reason", e.reason)
+		ctrl.LoggerFrom(ctx).Error(err, "recording an event", "reason", e.Reason)
 		return
 	}
-	r.gate.record(r.Recorder, regarding, e)
+	r.gate.Record(r.Recorder, regarding, e)
 }
 
 // announceSwitch counts a switch, with its latency, when a target write

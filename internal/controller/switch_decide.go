@@ -13,7 +13,7 @@ import (
 // selects, or its failure policy's when it follows no state (f.why says
 // why), with each entry's verdict for a list (nil for a single state).
 // pending is true while the verdict of an expected expression is being
-// evaluated (expressionEvaluator); the switch is reconciled again once it
+// evaluated (evaluate.Evaluator); the switch is reconciled again once it
 // is known.
 func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, req ctrl.Request) (active metav1.Condition, entries []v1beta1.EntryStatus, pending bool) {
 	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// The switching engine's side of spec.served (servedChecks): a check
+// The switching engine's side of spec.served (served.Checks): a check
 // started after each target write, and the Served condition in each status.
 
 // checkServed starts the check of spec.served after the target of sw was
@@ -30,7 +31,7 @@ func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, activ
 }
 
 // servedHold is how much longer a status to write (write) waits for the
-// check of the mode active in progress (servedChecks.holding).
+// check of the mode active in progress (served.Checks.Holding).
 func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time.Duration {
 	if !write || r.served == nil {
 		return 0
@@ -84,8 +85,8 @@ func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(serv
 		}
 		metrics.RecordServed(kind, namespace, name, res.Served, res.After)
 		if !res.Served && err == nil {
-			r.gate.record(r.Recorder, regarding, eventRecord{eventType: "Warning", reason: v1beta1.ReasonNotServed, action: "CheckServed",
-				note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.Active), res.Last)})
+			r.gate.Record(r.Recorder, regarding, flip.Event{Type: "Warning", Reason: v1beta1.ReasonNotServed, Action: "CheckServed",
+				Note: fmt.Sprintf("%s mode not served within the timeout after the target was written: the URL answered %s", decision.ModeName(res.Active), res.Last)})
 		}
 		wake()
 	}

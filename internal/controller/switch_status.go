@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -39,32 +40,26 @@ func readyCondition(sw target.Switch, why *decision.Unfollowed, active metav1.Co
 	return cond
 }
 
-// eventRecord is one event to record about a DynamicIngress.
-type eventRecord struct {
-	eventType, reason, action, note string
-}
-
 // transitionEvents are the events of a status change (docs/behaviour.md):
 // Normal Switched when Active flips (not when it is first set) and the
 // switch was not announced already when its target was written (announced),
 // Normal Overridden and OverrideRemoved when spec.override starts and stops
 // deciding, and a Warning named after Ready's reason when Ready turns False
 // for a new reason.
-func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition, announced bool) []eventRecord {
-	var out []eventRecord
+func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition, announced bool) []flip.Event {
+	var out []flip.Event
 	if prevActive != nil && prevActive.Status != active.Status && !announced {
 		out = append(out, switchedEvent(active))
 	}
 	overridden := func(c *metav1.Condition) bool { return c != nil && c.Reason == v1beta1.ReasonOverridden }
 	switch {
 	case overridden(&active) && !overridden(prevActive):
-		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonOverridden, "Override", active.Message})
+		out = append(out, flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonOverridden, Action: "Override", Note: active.Message})
 	case overridden(prevActive) && !overridden(&active):
-		out = append(out, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonOverrideRemoved, "Override",
-			"spec.override removed; following the state again: " + active.Message})
+		out = append(out, flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonOverrideRemoved, Action: "Override", Note: "spec.override removed; following the state again: " + active.Message})
 	}
 	if ready.Status != metav1.ConditionTrue && (prevReady == nil || prevReady.Reason != ready.Reason) {
-		out = append(out, eventRecord{corev1.EventTypeWarning, ready.Reason, "Sync", ready.Message})
+		out = append(out, flip.Event{Type: corev1.EventTypeWarning, Reason: ready.Reason, Action: "Sync", Note: ready.Message})
 	}
 	return out
 }
@@ -90,14 +85,13 @@ func switchedByWrite(sw target.Switch, from *bool, active metav1.Condition) bool
 // Its action names the mode: the events API folds events of one object
 // with the same reason and action into one series, so a switch and the
 // switch back are two events, not one event seen twice.
-func switchedEvent(active metav1.Condition) eventRecord {
+func switchedEvent(active metav1.Condition) flip.Event {
 	isActive := active.Status == metav1.ConditionTrue
 	action := "SwitchToPassive"
 	if isActive {
 		action = "SwitchToActive"
 	}
-	return eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, action,
-		fmt.Sprintf("Switched to %s mode: %s", decision.ModeName(isActive), active.Message)}
+	return flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonSwitched, Action: action, Note: fmt.Sprintf("Switched to %s mode: %s", decision.ModeName(isActive), active.Message)}
 }
 
 // switchLatency is how long a switch took from the moment the state's

@@ -24,6 +24,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 )
 
@@ -52,7 +53,7 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // low priority: the source that hands the gate this controller's queue.
 func (r *SwitchReconciler) releaseHeld(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 	q = lowPriority(q)
-	r.gate.register(r.Kind.SwitchKind(), func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
+	r.gate.Register(r.Kind.SwitchKind(), func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
 	return nil
 }
 
@@ -165,7 +166,7 @@ func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.O
 	if before != nil {
 		r.expectFlip(before, state, keys)
 	}
-	expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
+	r.gate.ExpectAndAdd(r.Kind.SwitchKind(), keys, q)
 }
 
 // expectFlip has the flip tracker follow a change of a state's response
@@ -181,17 +182,7 @@ func (r *SwitchReconciler) expectFlip(before, after client.Object, keys []types.
 	if code0 == code1 && body0 == body1 {
 		return
 	}
-	r.flips.expect(stateKey(after.GetNamespace(), after.GetName()), code1, body1, r.Kind.SwitchKind(), keys)
-}
-
-// expectAndAdd has the gate expect every switch of kind at keys, all at
-// once, and then adds them to q: each reconcile counts, and none can empty
-// the gate before the last is expected.
-func expectAndAdd(gate *statusGate, kind string, keys []types.NamespacedName, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	gate.expect(kind, keys...)
-	for _, key := range keys {
-		q.Add(reconcile.Request{NamespacedName: key})
-	}
+	r.flips.Expect(flip.StateKey(after.GetNamespace(), after.GetName()), code1, body1, r.Kind.SwitchKind(), keys)
 }
 
 // switchesOf lists the switches of this kind that a state drives: a
@@ -294,5 +285,5 @@ func (r *SwitchReconciler) enqueueClusterFollowers(ctx context.Context, namespac
 			keys = append(keys, client.ObjectKeyFromObject(sw))
 		}
 	}
-	expectAndAdd(r.gate, r.Kind.SwitchKind(), keys, q)
+	r.gate.ExpectAndAdd(r.Kind.SwitchKind(), keys, q)
 }

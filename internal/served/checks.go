@@ -52,7 +52,7 @@ type Checks struct {
 	// expressions; nil evaluates at once.
 	turns *fairshare.Turns
 	// Busy reports whether a namespace's flip still has targets to write
-	// (statusGate.targetsPending); nil when nothing waits.
+	// (flip.Gate.TargetsPending); nil when nothing waits.
 	Busy func(namespace string) bool
 	// ctx ends every check when the manager stops.
 	ctx    context.Context

@@ -1,4 +1,4 @@
-package controller
+package flip
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
@@ -15,19 +14,19 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
-// flipTracker follows each change of a state's response until every
+// Tracker follows each change of a state's response until every
 // follower that this manager serves shows it in its status, and then has
 // the state's history entry of the change carry the flip's summary
 // (followers, completedAfter): one more write of the state per change,
 // never one per follower (docs/behaviour.md, "History"). Both switch
 // engines report to it.
-type flipTracker struct {
-	// engines is how many switch engines (kinds) report followers: a flip
+type Tracker struct {
+	// Engines is how many switch Engines (kinds) report followers: a flip
 	// is complete only once each has.
-	engines int
-	// notify has the state engine reconcile a state ("namespace/name",
+	Engines int
+	// Notify has the state engine reconcile a state ("namespace/name",
 	// "/name" for a cluster state).
-	notify func(key string)
+	Notify func(key string)
 	now    func() time.Time
 
 	mu    sync.Mutex
@@ -52,17 +51,17 @@ type flipDone struct {
 	summary    v1beta1.FlipSummary
 }
 
-func newFlipTracker(engines int, now func() time.Time) *flipTracker {
-	return &flipTracker{engines: engines, now: now, flips: map[string]*flip{}, completed: map[string]flipDone{}}
+func NewTracker(engines int, now func() time.Time) *Tracker {
+	return &Tracker{Engines: engines, now: now, flips: map[string]*flip{}, completed: map[string]flipDone{}}
 }
 
-// stateKey names a state as the state engine's queue does.
-func stateKey(namespace, name string) string { return namespace + "/" + name }
+// StateKey names a state as the state engine's queue does.
+func StateKey(namespace, name string) string { return namespace + "/" + name }
 
-// expect starts following the change of the state key to (code, body), or
+// Expect starts following the change of the state key to (code, body), or
 // adds kind's followers to it: keys are the switches of kind that follow
 // the state.
-func (t *flipTracker) expect(key, code, body, kind string, keys []types.NamespacedName) {
+func (t *Tracker) Expect(key, code, body, kind string, keys []types.NamespacedName) {
 	if t == nil {
 		return
 	}
@@ -86,9 +85,9 @@ func (t *flipTracker) expect(key, code, body, kind string, keys []types.Namespac
 	t.completeLocked(key, f)
 }
 
-// settled reports that the status of the switch id shows what it decided
+// Settled reports that the status of the switch id shows what it decided
 // from the state key answering (code, body).
-func (t *flipTracker) settled(key, code, body string, id target.SwitchID) {
+func (t *Tracker) Settled(key, code, body string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -102,9 +101,9 @@ func (t *flipTracker) settled(key, code, body string, id target.SwitchID) {
 	t.completeLocked(key, f)
 }
 
-// forgetIn drops the switch id from the flip of the state key: it follows
+// ForgetIn drops the switch id from the flip of the state key: it follows
 // the state no more (not found, not admitted), so it shows nothing of it.
-func (t *flipTracker) forgetIn(key string, id target.SwitchID) {
+func (t *Tracker) ForgetIn(key string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -116,11 +115,11 @@ func (t *flipTracker) forgetIn(key string, id target.SwitchID) {
 	}
 }
 
-// keepOnlyIn drops the switch id from the flips of every state but those
+// KeepOnlyIn drops the switch id from the flips of every state but those
 // of keys, the states it follows now: a switch re-pointed to another state
 // mid-flip shows nothing of the state it left, and must not hold that
 // flip open (no FlipCompleted, a FlipStalled naming it).
-func (t *flipTracker) keepOnlyIn(keys []string, id target.SwitchID) {
+func (t *Tracker) KeepOnlyIn(keys []string, id target.SwitchID) {
 	if t == nil {
 		return
 	}
@@ -134,8 +133,8 @@ func (t *flipTracker) keepOnlyIn(keys []string, id target.SwitchID) {
 	}
 }
 
-// forgetState drops what is kept of the state key: it was deleted.
-func (t *flipTracker) forgetState(key string) {
+// ForgetState drops what is kept of the state key: it was deleted.
+func (t *Tracker) ForgetState(key string) {
 	if t == nil {
 		return
 	}
@@ -145,13 +144,13 @@ func (t *flipTracker) forgetState(key string) {
 	delete(t.completed, key)
 }
 
-// forget drops a switch that is gone from every flip it was in.
-func (t *flipTracker) forget(id target.SwitchID) { t.keepOnlyIn(nil, id) }
+// Forget drops a switch that is gone from every flip it was in.
+func (t *Tracker) Forget(id target.SwitchID) { t.KeepOnlyIn(nil, id) }
 
 // completeLocked ends f once every engine reported its followers and each
 // showed the change; a flip without followers has no summary.
-func (t *flipTracker) completeLocked(key string, f *flip) {
-	if len(f.kinds) < t.engines || len(f.remaining) > 0 {
+func (t *Tracker) completeLocked(key string, f *flip) {
+	if len(f.kinds) < t.Engines || len(f.remaining) > 0 {
 		return
 	}
 	delete(t.flips, key)
@@ -160,16 +159,16 @@ func (t *flipTracker) completeLocked(key string, f *flip) {
 	}
 	t.completed[key] = flipDone{code: f.code, body: f.body, summary: v1beta1.FlipSummary{
 		Followers: int32(f.followers), Namespaces: int32(len(f.namespaces)), CompletedAfter: formatAfter(t.now().Sub(f.started))}}
-	if t.notify != nil {
-		go t.notify(key)
+	if t.Notify != nil {
+		go t.Notify(key)
 	}
 }
 
-// progress is the flip of the state key still in progress, as a notifier
+// Progress is the flip of the state key still in Progress, as a notifier
 // of namespace reads it: how many followers do not show it yet, and the
 // first of them in namespace (never another namespace's switch names); nil
-// when no flip of the state is in progress.
-func (t *flipTracker) progress(key, namespace string) *notify.FlipProgress {
+// when no flip of the state is in Progress.
+func (t *Tracker) Progress(key, namespace string) *notify.FlipProgress {
 	if t == nil {
 		return nil
 	}
@@ -192,11 +191,11 @@ func (t *flipTracker) progress(key, namespace string) *notify.FlipProgress {
 	return p
 }
 
-// summarise sets the summary of the state key's complete flip on the
+// Summarise sets the summary of the state key's complete flip on the
 // newest entry of history, when that entry is the change the flip was of
 // and has none yet. It reports whether it did, so that the summary is
 // dropped once written (written).
-func (t *flipTracker) summarise(key string, history []v1beta1.HistoryEntry) bool {
+func (t *Tracker) Summarise(key string, history []v1beta1.HistoryEntry) bool {
 	if t == nil || len(history) == 0 {
 		return false
 	}
@@ -227,49 +226,14 @@ func (t *flipTracker) summarise(key string, history []v1beta1.HistoryEntry) bool
 	return true
 }
 
-// written drops the summary of the state key once its status holds it.
-func (t *flipTracker) written(key string) {
+// Written drops the summary of the state key once its status holds it.
+func (t *Tracker) Written(key string) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.completed, key)
-}
-
-// settleFlips reports that the status of sw shows what it decided from
-// each state it follows (flipTracker); a state it follows none of (not
-// found, not admitted) counts as shown.
-func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
-	if r.flips == nil {
-		return
-	}
-	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
-	var keys []string
-	settle := func(ref v1beta1.StateReference, state *v1beta1.DynamicIngressState) {
-		namespace := sw.GetNamespace()
-		if ref.IsCluster() {
-			namespace = ""
-		}
-		key := stateKey(namespace, ref.Name)
-		keys = append(keys, key)
-		if state == nil {
-			r.flips.forgetIn(key, id)
-			return
-		}
-		r.flips.settled(key, state.Status.StatusCode, state.Status.Body, id)
-	}
-	spec := sw.SwitchSpec()
-	if f.entries == nil {
-		settle(spec.State, f.state)
-	} else {
-		for i, e := range spec.Entries() {
-			if i < len(f.entries) {
-				settle(e.State, f.entries[i].State)
-			}
-		}
-	}
-	r.flips.keepOnlyIn(keys, id)
 }
 
 // formatAfter writes a flip's duration as its summary shows it.

@@ -1,4 +1,4 @@
-package controller
+package flip
 
 import (
 	"context"
@@ -23,28 +23,28 @@ const (
 	eventDrain = 5 * time.Second
 )
 
-// eventPacer records the events that wait in the status gate, one at a
+// Pacer records the events that wait in the status gate, one at a
 // time as they become due and at a pace (eventBurst, eventRate): each
 // namespace's in the order they were recorded, the namespaces in turn
-// (statusGate.nextEvent): a namespace's due event waits for the one being
+// (Gate.nextEvent): a namespace's due event waits for the one being
 // sent and at most one of each other namespace, however many they have
 // due. A manager Runnable, run by the leader, where the reconcilers that
 // record events run.
-type eventPacer struct {
+type Pacer struct {
 	limiter *rate.Limiter
-	gate    *statusGate
+	gate    *Gate
 	wake    chan struct{}
 }
 
-// newEventPacer returns the pacer of gate's events, and has the gate wake
+// NewPacer returns the pacer of gate's events, and has the gate wake
 // it when events become due.
-func newEventPacer(gate *statusGate) *eventPacer {
-	p := &eventPacer{limiter: rate.NewLimiter(eventRate, eventBurst), gate: gate, wake: make(chan struct{}, 1)}
+func NewPacer(gate *Gate) *Pacer {
+	p := &Pacer{limiter: rate.NewLimiter(eventRate, eventBurst), gate: gate, wake: make(chan struct{}, 1)}
 	gate.due = p.wakeUp
 	return p
 }
 
-func (p *eventPacer) wakeUp() {
+func (p *Pacer) wakeUp() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -52,12 +52,12 @@ func (p *eventPacer) wakeUp() {
 }
 
 // NeedLeaderElection says the pacer runs with the reconcilers, on the leader.
-func (p *eventPacer) NeedLeaderElection() bool { return true }
+func (p *Pacer) NeedLeaderElection() bool { return true }
 
 // Start records the due events until ctx is done; then it records every
 // event still waiting, namespaces in turn, for at most eventDrain (the
 // recorder is stopped after every Runnable).
-func (p *eventPacer) Start(ctx context.Context) error {
+func (p *Pacer) Start(ctx context.Context) error {
 	poll := time.NewTicker(eventPoll)
 	defer poll.Stop()
 	for {

@@ -1,24 +1,27 @@
-package controller
+// Package flip holds what a flip needs between the state that changed and
+// its followers' statuses, whatever the switch kind: the status gate
+// (gate.go: statuses wait for their namespace's target writes), the
+// per-namespace event queue and its pacer (events.go, pacer.go: events
+// wait for the statuses), and the flip tracker (tracker.go: the flip
+// summary of a state's history entry and the notifications' progress).
+// It imports no reconciler (docs/architecture.md).
+package flip
 
 import (
-	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-
-	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// maxStatusHold bounds how long a switch's status waits for the target
-// writes of state changes (see statusGate).
-const maxStatusHold = 10 * time.Second
+// MaxStatusHold bounds how long a switch's status waits for the target
+// writes of state changes (see Gate).
+const MaxStatusHold = 10 * time.Second
 
-// statusGate holds back status writes while the target writes that a state
+// Gate holds back status writes while the target writes that a state
 // change caused are still to come. During a flip the targets are what
 // traffic sees; every status patch and event the API server handles before
 // the last target write delays that write (docs/benchmarks.md).
@@ -64,7 +67,7 @@ const maxStatusHold = 10 * time.Second
 //
 // One gate serves every kind of switch. It keeps time on the real clock, as
 // the work queue does.
-type statusGate struct {
+type Gate struct {
 	clock   clock.PassiveClock
 	maxHold time.Duration
 
@@ -103,47 +106,6 @@ type namespaceGate struct {
 	overflow *eventOverflow
 }
 
-// maxEventsWaiting bounds the events of one namespace that wait in the
-// gate. A flip's events wait until its statuses are written, one Switched
-// event per switch: the bound keeps every event of a flip of 2000 switches
-// in one namespace and of its flip back, the largest flip
-// docs/benchmarks.md measures (a bound of 1000, the size of the recorder's
-// own queue, would drop half of one such flip's events). A waiting event
-// takes about half a KiB (its slot, reference and note): under 3 MiB for
-// a full namespace. The events that a namespace records faster than its
-// turns send them are late, then dropped, and never delay another
-// namespace's: the last of a full queue waits 20 s at 250 a second.
-const maxEventsWaiting = 5000
-
-// The summary of a namespace's dropped events (eventOverflow).
-const (
-	reasonEventsDropped = "EventsDropped"
-	actionRecordEvents  = "RecordEvents"
-)
-
-// eventOverflow is a namespace's events dropped since its queue overflowed,
-// summarised in one Warning: queued once the queue has room again, it
-// counts the events dropped until it is taken.
-type eventOverflow struct {
-	dropped int
-	// recorder and regarding record the summary, about the switch whose
-	// event was dropped first.
-	recorder  events.EventRecorder
-	regarding *corev1.ObjectReference
-	// queued is set once the summary waits in the queue.
-	queued bool
-}
-
-// deferredEvent is an event waiting to be recorded, and when it was
-// recorded; summary is set for the summary of an overflow.
-type deferredEvent struct {
-	at        time.Time
-	recorder  events.EventRecorder
-	regarding *corev1.ObjectReference
-	event     eventRecord
-	summary   *eventOverflow
-}
-
 // heldStatus is when a switch's status was first held, and whether the
 // switch has been enqueued again since.
 type heldStatus struct {
@@ -157,13 +119,13 @@ type gateKey struct {
 	key  types.NamespacedName
 }
 
-func newStatusGate(clk clock.PassiveClock, maxHold time.Duration) *statusGate {
-	return &statusGate{clock: clk, maxHold: maxHold, namespaces: map[string]*namespaceGate{},
+func NewGate(clk clock.PassiveClock, maxHold time.Duration) *Gate {
+	return &Gate{clock: clk, maxHold: maxHold, namespaces: map[string]*namespaceGate{},
 		releasers: map[string]func(types.NamespacedName){}}
 }
 
 // namespaceLocked returns the entry of namespace, made when there is none.
-func (g *statusGate) namespaceLocked(namespace string) *namespaceGate {
+func (g *Gate) namespaceLocked(namespace string) *namespaceGate {
 	ns := g.namespaces[namespace]
 	if ns == nil {
 		ns = &namespaceGate{pending: map[gateKey]uint64{}, held: map[gateKey]heldStatus{}, unwritten: map[gateKey]struct{}{}}
@@ -172,17 +134,17 @@ func (g *statusGate) namespaceLocked(namespace string) *namespaceGate {
 	return ns
 }
 
-// register sets how a held switch of kind is reconciled again.
-func (g *statusGate) register(kind string, release func(types.NamespacedName)) {
+// Register sets how a held switch of kind is reconciled again.
+func (g *Gate) Register(kind string, release func(types.NamespacedName)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.releasers[kind] = release
 }
 
-// expect notes that the targets of the switches of kind at keys are to be
+// Expect notes that the targets of the switches of kind at keys are to be
 // synced after a state change, all at once. Call it before they are
 // enqueued.
-func (g *statusGate) expect(kind string, keys ...types.NamespacedName) {
+func (g *Gate) Expect(kind string, keys ...types.NamespacedName) {
 	if len(keys) == 0 {
 		return
 	}
@@ -199,20 +161,20 @@ func (g *statusGate) expect(kind string, keys ...types.NamespacedName) {
 	}
 }
 
-// ticket is what a reconcile takes before it reads anything, to give to
+// Ticket is what a reconcile takes before it reads anything, to give to
 // done.
-func (g *statusGate) ticket() uint64 {
+func (g *Gate) Ticket() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.expects
 }
 
-// done notes that the reconcile that took ticket synced the target of the
+// Done notes that the reconcile that took ticket synced the target of the
 // switch of kind at key, or failed to: it holds up no status any more,
 // unless the switch was expected again after the ticket was taken. When it
 // was the last pending one of its namespace, the namespace's held switches
 // are released.
-func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) {
+func (g *Gate) Done(kind string, key types.NamespacedName, ticket uint64) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
 	var releases []func()
@@ -226,9 +188,9 @@ func (g *statusGate) done(kind string, key types.NamespacedName, ticket uint64) 
 	g.unlockAndRun(key.Namespace, releases)
 }
 
-// written notes that the status of the switch of kind at key was written:
+// Written notes that the status of the switch of kind at key was Written:
 // a later hold of it counts from then.
-func (g *statusGate) written(kind string, key types.NamespacedName) {
+func (g *Gate) Written(kind string, key types.NamespacedName) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
 	if ns := g.namespaces[key.Namespace]; ns != nil {
@@ -238,8 +200,8 @@ func (g *statusGate) written(kind string, key types.NamespacedName) {
 	g.unlockAndRun(key.Namespace, nil)
 }
 
-// forget drops the switch of kind at key, which is gone or going.
-func (g *statusGate) forget(kind string, key types.NamespacedName) {
+// Forget drops the switch of kind at key, which is gone or going.
+func (g *Gate) Forget(kind string, key types.NamespacedName) {
 	k := gateKey{kind, key}
 	g.mu.Lock()
 	var releases []func()
@@ -254,126 +216,10 @@ func (g *statusGate) forget(kind string, key types.NamespacedName) {
 	g.unlockAndRun(key.Namespace, releases)
 }
 
-// record keeps event, regarding a switch, until nextEvent takes it and
-// has recorder record it. When maxEventsWaiting events of the switch's
-// namespace wait already, the event is dropped instead: counted, and told
-// by the namespace's summary.
-func (g *statusGate) record(recorder events.EventRecorder, regarding *corev1.ObjectReference, event eventRecord) {
-	namespace := regarding.Namespace
-	g.mu.Lock()
-	ns := g.namespaceLocked(namespace)
-	if len(ns.events) >= maxEventsWaiting {
-		if ns.overflow == nil {
-			ns.overflow = &eventOverflow{recorder: recorder, regarding: regarding}
-		}
-		ns.overflow.dropped++
-		g.mu.Unlock()
-		metrics.CountEventsDropped(namespace, 1)
-		return
-	}
-	first := len(ns.events) == 0
-	if first {
-		g.turns = append(g.turns, namespace)
-	}
-	ns.events = append(ns.events, deferredEvent{at: g.clock.Now(), recorder: recorder, regarding: regarding, event: event})
-	g.unlockAndRun(namespace, nil)
-	if first {
-		// The namespace's series is there, at zero, before its first
-		// drop: increase() sees that drop.
-		metrics.CountEventsDropped(namespace, 0)
-	}
-}
-
-// nextEvent takes the first event that waits in the first namespace, in
-// turn, whose event is due: no status of its namespace is held or
-// unwritten and no target of it pending, or it has waited maxHold. The
-// namespace then takes its next turn after every other's. It returns nil
-// when no event is due.
-func (g *statusGate) nextEvent() func() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, namespace := range g.turns {
-		ns := g.namespaces[namespace]
-		if !g.eventDueLocked(ns) {
-			continue
-		}
-		next := ns.events[0]
-		ns.events[0] = deferredEvent{}
-		ns.events = ns.events[1:]
-		if o := ns.overflow; o != nil && !o.queued {
-			// The queue has room again: the summary waits in it.
-			o.queued = true
-			ns.events = append(ns.events, deferredEvent{at: g.clock.Now(), summary: o})
-		}
-		g.turns = slices.Delete(g.turns, i, i+1)
-		if len(ns.events) > 0 {
-			g.turns = append(g.turns, namespace)
-		} else {
-			ns.events = nil // the burst's array
-		}
-		send := g.takeLocked(namespace, ns, next)
-		g.tidyLocked(namespace)
-		return send
-	}
-	return nil
-}
-
-// takeEvents takes every event that waits, due or not (at shutdown), a
-// namespace at a time in turn, with the summaries of the events dropped.
-func (g *statusGate) takeEvents() []func() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []func()
-	for _, namespace := range g.turns {
-		ns := g.namespaces[namespace]
-		if o := ns.overflow; o != nil && !o.queued {
-			o.queued = true
-			ns.events = append(ns.events, deferredEvent{summary: o})
-		}
-	}
-	for len(g.turns) > 0 {
-		turns := g.turns
-		g.turns = nil
-		for _, namespace := range turns {
-			ns := g.namespaces[namespace]
-			next := ns.events[0]
-			ns.events = ns.events[1:]
-			out = append(out, g.takeLocked(namespace, ns, next))
-			if len(ns.events) > 0 {
-				g.turns = append(g.turns, namespace)
-			} else {
-				ns.events = nil
-			}
-			g.tidyLocked(namespace)
-		}
-	}
-	return out
-}
-
-// takeLocked returns the call that records e, an event of namespace just
-// taken from ns. A summary counts the events dropped until now, and ends
-// the overflow: the next event dropped starts another.
-func (g *statusGate) takeLocked(namespace string, ns *namespaceGate, e deferredEvent) func() {
-	if o := e.summary; o != nil {
-		ns.overflow = nil
-		noun := "events"
-		if o.dropped == 1 {
-			noun = "event"
-		}
-		note := fmt.Sprintf("Dropped %d %s of namespace %q: more than %d waited to be recorded", o.dropped, noun, namespace, maxEventsWaiting)
-		return func() {
-			o.recorder.Eventf(o.regarding, nil, corev1.EventTypeWarning, reasonEventsDropped, actionRecordEvents, "%s", note)
-		}
-	}
-	return func() {
-		e.recorder.Eventf(e.regarding, nil, e.event.eventType, e.event.reason, e.event.action, "%s", e.event.note)
-	}
-}
-
 // unlockAndRun unlocks g.mu (held by the caller), makes the release calls,
 // and calls due when an event of namespace is due. It first drops the
 // namespace's entry if nothing waits there any more.
-func (g *statusGate) unlockAndRun(namespace string, releases []func()) {
+func (g *Gate) unlockAndRun(namespace string, releases []func()) {
 	due := g.due != nil && g.eventDueLocked(g.namespaces[namespace])
 	g.tidyLocked(namespace)
 	g.mu.Unlock()
@@ -384,27 +230,17 @@ func (g *statusGate) unlockAndRun(namespace string, releases []func()) {
 }
 
 // tidyLocked drops the entry of namespace when nothing waits there.
-func (g *statusGate) tidyLocked(namespace string) {
+func (g *Gate) tidyLocked(namespace string) {
 	ns := g.namespaces[namespace]
 	if ns != nil && len(ns.pending) == 0 && len(ns.held) == 0 && len(ns.unwritten) == 0 && len(ns.events) == 0 && ns.overflow == nil {
 		delete(g.namespaces, namespace)
 	}
 }
 
-// eventDueLocked reports whether the first event that waits in ns (nil
-// for a namespace where nothing waits) is due.
-func (g *statusGate) eventDueLocked(ns *namespaceGate) bool {
-	if ns == nil || len(ns.events) == 0 {
-		return false
-	}
-	busy := len(ns.pending) > 0 || len(ns.held) > 0 || len(ns.unwritten) > 0
-	return !busy || g.clock.Since(ns.events[0].at) >= g.maxHold
-}
-
 // openLocked marks every held switch of ns not yet released as released
 // when nothing is pending there, and returns the calls that enqueue them,
 // to be made once g.mu (held by the caller) is unlocked.
-func (g *statusGate) openLocked(ns *namespaceGate) []func() {
+func (g *Gate) openLocked(ns *namespaceGate) []func() {
 	if len(ns.pending) > 0 {
 		return nil
 	}
@@ -434,24 +270,24 @@ func runAll(calls []func()) {
 // a status to write: one that has not is never held, and neither is one
 // whose target write failed (its status says so at once). When hold
 // reports false, the status, if any, is written; call written once it is.
-// targetsPending reports whether targets of a state change are still to be
+// TargetsPending reports whether targets of a state change are still to be
 // written in namespace (within the bound of maxHold, as for statuses): the
-// served checks of the namespace wait for them (servedChecks.busy).
-func (g *statusGate) targetsPending(namespace string) bool {
+// served checks of the namespace wait for them (served.Checks.Busy).
+func (g *Gate) TargetsPending(namespace string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ns, ok := g.namespaces[namespace]
 	return ok && len(ns.pending) > 0 && g.clock.Now().Sub(ns.since) < g.maxHold
 }
 
-func (g *statusGate) hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
+func (g *Gate) Hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	g.mu.Lock()
 	held, left := g.holdLocked(g.namespaceLocked(key.Namespace), gateKey{kind, key}, write)
 	g.unlockAndRun(key.Namespace, nil)
 	return held, left
 }
 
-func (g *statusGate) holdLocked(ns *namespaceGate, k gateKey, write bool) (bool, time.Duration) {
+func (g *Gate) holdLocked(ns *namespaceGate, k gateKey, write bool) (bool, time.Duration) {
 	now := g.clock.Now()
 	if !write {
 		delete(ns.held, k)
@@ -471,4 +307,14 @@ func (g *statusGate) holdLocked(ns *namespaceGate, k gateKey, write bool) (bool,
 	// Held (again): released when nothing of its namespace is pending.
 	ns.held[k] = heldStatus{first: first}
 	return true, left
+}
+
+// ExpectAndAdd has the gate expect every switch of kind at keys, all at
+// once, and then adds them to q: each reconcile counts, and none can empty
+// the gate before the last is expected.
+func (g *Gate) ExpectAndAdd(kind string, keys []types.NamespacedName, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	g.Expect(kind, keys...)
+	for _, key := range keys {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
 }

@@ -1,4 +1,4 @@
-package controller
+package flip
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const (
 
 // gateUnderTest is a status gate whose releases are recorded, by kind.
 type gateUnderTest struct {
-	*statusGate
+	*Gate
 	t        *testing.T
 	clock    *testingclock.FakeClock
 	released map[string][]string
@@ -41,12 +41,12 @@ type gateUnderTest struct {
 
 func newGateUnderTest(t *testing.T) *gateUnderTest {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
-	g := &gateUnderTest{statusGate: newStatusGate(clk, 10*time.Second), t: t, clock: clk, released: map[string][]string{}}
+	g := &gateUnderTest{Gate: NewGate(clk, 10*time.Second), t: t, clock: clk, released: map[string][]string{}}
 	for _, kind := range []string{ingressKind, routeKind} {
-		g.register(kind, func(key types.NamespacedName) {
+		g.Register(kind, func(key types.NamespacedName) {
 			// A release func may call back into the gate (it enqueues; a
 			// reconcile may run at once): no lock is held.
-			g.ticket()
+			g.Ticket()
 			g.released[kind] = append(g.released[kind], nameOf(key))
 			slices.Sort(g.released[kind])
 		})
@@ -73,16 +73,16 @@ func nameOf(key types.NamespacedName) string {
 
 func (g *gateUnderTest) expectAll(kind string, names ...string) {
 	for _, name := range names {
-		g.expect(kind, key(name))
+		g.Expect(kind, key(name))
 	}
 }
 
 // sync is a reconcile that began now and synced the target.
-func (g *gateUnderTest) sync(kind, name string) { g.done(kind, key(name), g.ticket()) }
+func (g *gateUnderTest) sync(kind, name string) { g.Done(kind, key(name), g.Ticket()) }
 
 func (g *gateUnderTest) mustHold(kind, name string, atMost time.Duration) {
 	g.t.Helper()
-	held, left := g.hold(kind, key(name), true)
+	held, left := g.Hold(kind, key(name), true)
 	if !held || left != atMost {
 		g.t.Fatalf("hold(%s %s) = %v, %v; want held for at most %v", kind, name, held, left, atMost)
 	}
@@ -92,7 +92,7 @@ func (g *gateUnderTest) mustHold(kind, name string, atMost time.Duration) {
 // held.
 func (g *gateUnderTest) mustPass(kind, name string, write bool) {
 	g.t.Helper()
-	if held, left := g.hold(kind, key(name), write); held {
+	if held, left := g.Hold(kind, key(name), write); held {
 		g.t.Fatalf("the reconcile of %s %s (a status to write: %v) was held for %v", kind, name, write, left)
 	}
 }
@@ -101,7 +101,7 @@ func (g *gateUnderTest) mustPass(kind, name string, write bool) {
 func (g *gateUnderTest) mustWrite(kind, name string) {
 	g.t.Helper()
 	g.mustPass(kind, name, true)
-	g.written(kind, key(name))
+	g.Written(kind, key(name))
 }
 
 func (g *gateUnderTest) mustHaveReleased(want map[string][]string) {
@@ -140,10 +140,10 @@ func TestStatusGateCountsOnlyReconcilesThatSawTheChange(t *testing.T) {
 	g := newGateUnderTest(t)
 	// A reconcile of a began before a state change was seen: it read the
 	// old state, so it does not sync a for that change.
-	early := g.ticket()
+	early := g.Ticket()
 	g.expectAll(ingressKind, "a", "b")
 	g.mustHold(ingressKind, "b", 10*time.Second)
-	g.done(ingressKind, key("a"), early)
+	g.Done(ingressKind, key("a"), early)
 	g.sync(ingressKind, "b")
 	g.mustHaveReleased(map[string][]string{})
 	g.sync(ingressKind, "a") // the reconcile the change enqueued
@@ -200,10 +200,10 @@ func TestStatusGateForgetsDeletedSwitches(t *testing.T) {
 	g.expectAll(ingressKind, "a", "deleted")
 	g.mustHold(ingressKind, "a", 10*time.Second)
 	g.mustHold(ingressKind, "gone", 10*time.Second)
-	g.forget(ingressKind, key("gone"))
+	g.Forget(ingressKind, key("gone"))
 	g.sync(ingressKind, "a")
 	g.mustHaveReleased(map[string][]string{})
-	g.forget(ingressKind, key("deleted")) // the last pending one
+	g.Forget(ingressKind, key("deleted")) // the last pending one
 	g.mustHaveReleased(map[string][]string{ingressKind: {"a"}})
 }
 
@@ -381,7 +381,7 @@ func TestExpectAndAddExpectsEverySwitchBeforeTheFirstIsAdded(t *testing.T) {
 			}
 		}
 	}}
-	expectAndAdd(g.statusGate, ingressKind, keys, q)
+	g.ExpectAndAdd(ingressKind, keys, q)
 	if added != len(keys) || queue.Len() != len(keys) {
 		t.Fatalf("added %d, queue holds %d; want %d", added, queue.Len(), len(keys))
 	}
@@ -408,7 +408,7 @@ func (g *gateUnderTest) recordEvent(sent *[]string, name string) {
 // through the gate, by recorder.
 func (g *gateUnderTest) recordAbout(k types.NamespacedName, recorder noteRecorder, note string) {
 	regarding := &corev1.ObjectReference{Kind: ingressKind, Namespace: k.Namespace, Name: k.Name}
-	g.record(recorder, regarding, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", note})
+	g.Record(recorder, regarding, Event{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", note})
 }
 
 // mustHaveSent records every event now due, as the event pacer would, and
@@ -440,11 +440,11 @@ func TestStatusGateSendsEventsAfterTheStatusesOfAFlip(t *testing.T) {
 	// The statuses are written in turn; the events wait for the last.
 	g.mustPass(ingressKind, "a", true)
 	g.recordEvent(&sent, "a switched")
-	g.written(ingressKind, key("a"))
+	g.Written(ingressKind, key("a"))
 	g.mustHaveSent(&sent, "quiet")
 	g.mustPass(ingressKind, "b", true)
 	g.recordEvent(&sent, "b switched")
-	g.written(ingressKind, key("b"))
+	g.Written(ingressKind, key("b"))
 	g.mustHaveSent(&sent, "quiet", "during the targets", "a switched", "b switched")
 }
 
@@ -456,7 +456,7 @@ func TestStatusGateSendsEventsOfAStatusThatNeedsNoWriteOrIsGone(t *testing.T) {
 	g.mustHold(ingressKind, "gone", 10*time.Second)
 	g.sync(ingressKind, "x")
 	g.recordEvent(&sent, "x switched")
-	g.forget(ingressKind, key("gone"))
+	g.Forget(ingressKind, key("gone"))
 	g.mustHaveSent(&sent)
 	g.mustPass(ingressKind, "a", false) // nothing to write after all
 	g.mustHaveSent(&sent, "x switched")
@@ -493,11 +493,11 @@ func TestStatusGateSendsEventsAfterTheLastTargetsStatus(t *testing.T) {
 	g.mustPass(ingressKind, "b", true) // its status is written by its next reconcile
 	g.mustPass(ingressKind, "a", true)
 	g.recordEvent(&sent, "a switched")
-	g.written(ingressKind, key("a"))
+	g.Written(ingressKind, key("a"))
 	g.mustHaveSent(&sent)
 	g.mustPass(ingressKind, "b", true)
 	g.recordEvent(&sent, "b switched")
-	g.written(ingressKind, key("b"))
+	g.Written(ingressKind, key("b"))
 	g.mustHaveSent(&sent, "a switched", "b switched")
 }
 
@@ -514,14 +514,14 @@ func TestStatusGateFlushesEventsThatWaitedMaxHoldWithoutAReconcile(t *testing.T)
 
 // recordCall records through gate an event about a switch of namespace,
 // whose recording calls sent.
-func recordCall(gate *statusGate, namespace string, sent func()) {
+func recordCall(gate *Gate, namespace string, sent func()) {
 	regarding := &corev1.ObjectReference{Kind: ingressKind, Namespace: namespace, Name: "web"}
-	gate.record(noteRecorder(func(*corev1.ObjectReference, string, string, string) { sent() }), regarding, eventRecord{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", "switched"})
+	gate.Record(noteRecorder(func(*corev1.ObjectReference, string, string, string) { sent() }), regarding, Event{corev1.EventTypeNormal, v1beta1.EventReasonSwitched, "SwitchToActive", "switched"})
 }
 
 func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
-	gate := newStatusGate(clock.RealClock{}, time.Minute)
-	p := newEventPacer(gate)
+	gate := NewGate(clock.RealClock{}, time.Minute)
+	p := NewPacer(gate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -563,26 +563,26 @@ func TestEventPacerRecordsEveryEventInOrderAtItsPace(t *testing.T) {
 }
 
 func TestEventPacerWaitsForAFlipsStatuses(t *testing.T) {
-	gate := newStatusGate(clock.RealClock{}, time.Minute)
-	p := newEventPacer(gate)
+	gate := NewGate(clock.RealClock{}, time.Minute)
+	p := NewPacer(gate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = p.Start(ctx) }()
 	var sent atomic.Int32
-	gate.expect(ingressKind, key("a")) // a flip under way
+	gate.Expect(ingressKind, key("a")) // a flip under way
 	recordCall(gate, "shop", func() { sent.Add(1) })
 	time.Sleep(100 * time.Millisecond)
 	if sent.Load() != 0 {
 		t.Fatal("an event was recorded while a target of the flip was pending")
 	}
-	gate.done(ingressKind, key("a"), gate.ticket())
+	gate.Done(ingressKind, key("a"), gate.Ticket())
 	NewWithT(t).Eventually(sent.Load, 2*time.Second, 10*time.Millisecond).Should(Equal(int32(1)))
 }
 
 func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
-	gate := newStatusGate(clock.RealClock{}, time.Minute)
-	p := newEventPacer(gate)
-	gate.expect(ingressKind, key("a")) // a flip under way: events wait
+	gate := NewGate(clock.RealClock{}, time.Minute)
+	p := NewPacer(gate)
+	gate.Expect(ingressKind, key("a")) // a flip under way: events wait
 	var sent atomic.Int32
 	recordCall(gate, "shop", func() { sent.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -596,8 +596,8 @@ func TestEventPacerRecordsWhatWaitsWhenItStops(t *testing.T) {
 }
 
 func TestEventPacerTakesTheNamespacesInTurn(t *testing.T) {
-	gate := newStatusGate(clock.RealClock{}, time.Minute)
-	p := newEventPacer(gate)
+	gate := NewGate(clock.RealClock{}, time.Minute)
+	p := NewPacer(gate)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const busy = 1000
