@@ -27,6 +27,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
 // StateReconciler keeps each state's status on its current response: the
@@ -52,7 +53,7 @@ type StateReconciler struct {
 	// probe headers are.
 	ClusterResourceNamespace string
 
-	writes *ownWrites
+	writes *writes.OwnWrites
 	// flips has the summaries of complete flips to write on the history
 	// entries of their changes; nil writes none.
 	flips *flip.Tracker
@@ -89,7 +90,7 @@ func NewStateReconciler(c client.Client, recorder events.EventRecorder, clk Cloc
 		Client:   c,
 		Recorder: recorder,
 		Clock:    clk,
-		writes:   newOwnWrites(clk),
+		writes:   writes.NewOwnWrites(clk),
 	}
 	r.Scheduler = probe.NewScheduler(prober, clk, r.notify)
 	r.Scheduler.Observe = func(key string, took time.Duration, reason probe.FailureReason) {
@@ -166,16 +167,16 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		if apierrors.IsNotFound(err) {
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
-			r.writes.forget(obj, req.NamespacedName)
+			r.writes.Forget(obj, req.NamespacedName)
 			r.flips.ForgetState(key)
 			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.writes.cacheHolds(obj) {
+	if !r.writes.CacheHolds(obj) {
 		// Comparing with a status this manager already replaced could
 		// skip a write that is needed (docs/architecture.md).
-		return ctrl.Result{RequeueAfter: r.writes.retryAfter(obj)}, nil
+		return ctrl.Result{RequeueAfter: r.writes.RetryAfter(obj)}, nil
 	}
 	state := obj.StateView()
 	if !state.DeletionTimestamp.IsZero() {
@@ -253,7 +254,7 @@ func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, st
 	case err != nil:
 		return r.reportWriteFailure(ctx, before, err)
 	}
-	r.writes.wrote(state)
+	r.writes.Wrote(state)
 	ctrl.LoggerFrom(ctx).V(1).Info("Updated state status", "statusCode", status.StatusCode)
 	for _, e := range stateTransitionEvents(prev, meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)) {
 		r.Recorder.Eventf(state, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
@@ -272,7 +273,7 @@ func (r *StateReconciler) reportWriteFailure(ctx context.Context, before stateOb
 	}
 	meta.SetStatusCondition(&state.StateStatus().Conditions, cond)
 	if err := r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err == nil {
-		r.writes.wrote(state)
+		r.writes.Wrote(state)
 		r.Recorder.Eventf(state, nil, corev1.EventTypeWarning, v1beta1.ReasonStatusWriteFailed, "WriteStatus", "%s", cond.Message)
 	}
 	return writeErr

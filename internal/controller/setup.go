@@ -30,6 +30,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/secrets"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
 // Options configure both controllers.
@@ -82,18 +83,18 @@ type Clock interface {
 // what the reconcilers never read (stripSwitch, stripTarget), so that it
 // grows as little as it can with the operator's own.
 func CacheOptions(httpRoutes, clusterStates bool) cache.Options {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}), Transform: stripTarget}
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}), Transform: writes.StripTarget}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&networkingv1.Ingress{}:        managed,
-		&v1beta1.DynamicIngress{}:      {Transform: stripSwitch},
-		&v1beta1.DynamicIngressState{}: {Transform: stripSwitch},
+		&v1beta1.DynamicIngress{}:      {Transform: writes.StripSwitch},
+		&v1beta1.DynamicIngressState{}: {Transform: writes.StripSwitch},
 	}}
 	if clusterStates {
-		opts.ByObject[&v1beta1.ClusterDynamicIngressState{}] = cache.ByObject{Transform: stripSwitch}
+		opts.ByObject[&v1beta1.ClusterDynamicIngressState{}] = cache.ByObject{Transform: writes.StripSwitch}
 	}
 	if httpRoutes {
 		opts.ByObject[&gatewayv1.HTTPRoute{}] = managed
-		opts.ByObject[&v1beta1.DynamicHTTPRoute{}] = cache.ByObject{Transform: stripSwitch}
+		opts.ByObject[&v1beta1.DynamicHTTPRoute{}] = cache.ByObject{Transform: writes.StripSwitch}
 	}
 	return opts
 }

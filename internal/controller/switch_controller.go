@@ -29,6 +29,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
 // ConflictRecheckInterval is how often a switch whose target name is taken
@@ -61,9 +62,9 @@ type SwitchReconciler struct {
 	// Clock times switches, for the switch latency metric.
 	Clock clock.PassiveClock
 
-	writes   *ownWrites
-	applied  *appliedTargets
-	metadata *metadataWrites
+	writes   *writes.OwnWrites
+	applied  *writes.AppliedTargets
+	metadata *writes.MetadataWrites
 	// gate holds status writes back while a state change's target writes
 	// are still to come; shared by every kind.
 	gate *flip.Gate
@@ -90,7 +91,7 @@ type SwitchReconciler struct {
 
 // NewSwitchReconciler returns the engine for one kind of switch.
 func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *flip.Gate) (*SwitchReconciler, error) {
-	metadataWrites, err := newMetadataWrites(mgr)
+	metadataWrites, err := writes.NewMetadataWrites(mgr)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +102,8 @@ func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveCl
 		Kind:                    kind,
 		MaxConcurrentReconciles: maxConcurrent,
 		Clock:                   clk,
-		writes:                  newOwnWrites(clk),
-		applied:                 newAppliedTargets(),
+		writes:                  writes.NewOwnWrites(clk),
+		applied:                 writes.NewAppliedTargets(),
 		metadata:                metadataWrites,
 		gate:                    gate,
 		announced:               newAnnouncedModes(),
@@ -140,8 +141,8 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Get(ctx, req.NamespacedName, sw, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.gate.Forget(kind, req.NamespacedName)
-			r.writes.forget(sw, req.NamespacedName)
-			r.applied.forget(req.NamespacedName)
+			r.writes.Forget(sw, req.NamespacedName)
+			r.applied.Forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
 			if r.expressions != nil {
 				r.expressions.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
@@ -154,10 +155,10 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.writes.cacheHolds(sw) {
+	if !r.writes.CacheHolds(sw) {
 		// Deciding from a status this manager already replaced would
 		// write it and announce the switch a second time.
-		return ctrl.Result{RequeueAfter: r.writes.retryAfter(sw)}, nil
+		return ctrl.Result{RequeueAfter: r.writes.RetryAfter(sw)}, nil
 	}
 	if !sw.GetDeletionTimestamp().IsZero() {
 		// The garbage collector removes the target through its ownerReference.

@@ -147,11 +147,11 @@ func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, st
 	if err != nil {
 		return false, err
 	}
-	rv, err := r.metadata.patchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
+	rv, err := r.metadata.PatchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
 	if err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	r.writes.wroteVersion(sw, client.ObjectKeyFromObject(sw), rv)
+	r.writes.WroteVersion(sw, client.ObjectKeyFromObject(sw), rv)
 
 	prevActive := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionActive)
 	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)

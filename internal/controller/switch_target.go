@@ -16,6 +16,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
 // targetResult is what syncing the target came to.
@@ -63,8 +64,8 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 
 	mode := decision.ModeName(active)
 	swKey := client.ObjectKeyFromObject(sw)
-	rendered := renderedFromSwitch(sw, active)
-	if existing != nil && r.applied.holds(swKey, existing.GetResourceVersion(), rendered) {
+	rendered := writes.RenderedFromSwitch(sw, active)
+	if existing != nil && r.applied.Holds(swKey, existing.GetResourceVersion(), rendered) {
 		// The target is still as our last apply of this very body left
 		// it: the reconcile that writes the status after a flip knows it
 		// without rendering anything.
@@ -75,8 +76,8 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		// left it, and the body of this mode we applied before is kept
 		// for what the switch renders from now and for this target. It is
 		// applied again without rendering.
-		if from := r.applied.modeAt(swKey, existing.GetResourceVersion(), rendered); from != nil {
-			if body := r.applied.body(swKey, rendered, existing.GetUID()); body != nil {
+		if from := r.applied.ModeAt(swKey, existing.GetResourceVersion(), rendered); from != nil {
+			if body := r.applied.Body(swKey, rendered, existing.GetUID()); body != nil {
 				return r.applyTarget(ctx, swKey, key, existing, body, rendered, from)
 			}
 		}
@@ -95,7 +96,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 		if err != nil && !apierrors.IsNotFound(err) {
 			return unwritten(applyFailed(fmt.Errorf("deleting %s %s: %w", targetKind, key, err)))
 		}
-		r.writes.deleted(existing)
+		r.writes.Deleted(existing)
 		log.Info("Deleted "+targetKind, "target", key, "mode", mode)
 		return writtenFrom(from)(synced("No %s in %s mode", targetKind, mode))
 	}
@@ -124,7 +125,7 @@ func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, act
 	}
 	// A target still as our last apply of the other mode left it is out
 	// of date (a flip): no need to compare. Anything else is compared.
-	from := r.applied.modeAt(swKey, existing.GetResourceVersion(), rendered)
+	from := r.applied.ModeAt(swKey, existing.GetResourceVersion(), rendered)
 	if from == nil {
 		upToDate, err := target.UpToDate(r.Kind, existing, desired)
 		if err != nil {
@@ -172,14 +173,14 @@ func (e *cacheLagError) Error() string { return "the cache does not hold the las
 func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
 	obj := r.Kind.NewTarget()
 	err := r.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
-	if err == nil && !r.writes.cacheHolds(obj) {
-		return nil, &cacheLagError{retryAfter: r.writes.retryAfter(obj)}
+	if err == nil && !r.writes.CacheHolds(obj) {
+		return nil, &cacheLagError{retryAfter: r.writes.RetryAfter(obj)}
 	}
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, obj)
 	}
 	if apierrors.IsNotFound(err) {
-		r.writes.forget(obj, key)
+		r.writes.Forget(obj, key)
 		return nil, nil
 	}
 	if err != nil {

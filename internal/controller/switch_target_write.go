@@ -18,20 +18,21 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
 // applyTarget applies body, rendered from rendered for the switch at
 // swKey, to existing, its target at key, found in the mode from; it keeps
 // the body for the next flip back to this mode.
-func (r *SwitchReconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered renderedFrom, from *bool) (targetResult, bool, error) {
+func (r *SwitchReconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered writes.RenderedFrom, from *bool) (targetResult, bool, error) {
 	targetKind := r.Kind.TargetGVK().Kind
-	mode := decision.ModeName(rendered.active)
-	rv, err := r.metadata.apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
+	mode := decision.ModeName(rendered.Active())
+	rv, err := r.metadata.Apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
-	r.applied.record(swKey, rendered, rv)
-	r.applied.keep(swKey, rendered, existing.GetUID(), body)
+	r.applied.Record(swKey, rendered, rv)
+	r.applied.Keep(swKey, rendered, existing.GetUID(), body)
 	if rv == existing.GetResourceVersion() {
 		// The server found nothing to change (a default it fills in that
 		// the kind's adapter did not know): nothing was written.
@@ -146,5 +147,5 @@ func hasUpdateEntry(obj client.Object, manager string) bool {
 // wroteTarget records a write that left the target at key at
 // resourceVersion, under the typed kind the cache holds it as.
 func (r *SwitchReconciler) wroteTarget(key types.NamespacedName, resourceVersion string) {
-	r.writes.wroteVersion(r.Kind.NewTarget(), key, resourceVersion)
+	r.writes.WroteVersion(r.Kind.NewTarget(), key, resourceVersion)
 }

@@ -109,7 +109,7 @@ func (r *SwitchReconciler) notAnEchoOfOurApply() predicate.Predicate {
 			return true
 		}
 		key := types.NamespacedName{Namespace: e.ObjectNew.GetNamespace(), Name: owner.Name}
-		_, ours := r.applied.last(key, e.ObjectNew.GetResourceVersion())
+		_, ours := r.applied.Last(key, e.ObjectNew.GetResourceVersion())
 		return !ours
 	}}
 }

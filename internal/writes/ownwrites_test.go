@@ -1,4 +1,4 @@
-package controller
+package writes
 
 import (
 	"testing"
@@ -20,60 +20,60 @@ func TestOwnWrites(t *testing.T) {
 		return &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: rv}}
 	}
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	w := newOwnWrites(clk)
+	w := NewOwnWrites(clk)
 
-	if !w.cacheHolds(ing("a", "5")) {
+	if !w.CacheHolds(ing("a", "5")) {
 		t.Error("an object never written must count as fresh")
 	}
-	w.wrote(ing("a", "10"))
-	if w.cacheHolds(ing("a", "9")) {
+	w.Wrote(ing("a", "10"))
+	if w.CacheHolds(ing("a", "9")) {
 		t.Error("a cached version older than our write counts as fresh")
 	}
-	if w.cacheHolds(ing("a", "9")) {
+	if w.CacheHolds(ing("a", "9")) {
 		t.Error("asking twice forgot the write")
 	}
-	if !w.cacheHolds(di("a", "9")) {
+	if !w.CacheHolds(di("a", "9")) {
 		t.Error("a write to an Ingress made a DynamicIngress of the same name look stale")
 	}
-	if !w.cacheHolds(ing("a", "10")) {
+	if !w.CacheHolds(ing("a", "10")) {
 		t.Error("the very version written does not count as fresh")
 	}
 	if w.len() != 0 {
 		t.Errorf("%d writes remembered after the cache caught up, want 0", w.len())
 	}
 	// Versions compare as numbers, not strings.
-	w.wrote(ing("b", "99"))
-	if !w.cacheHolds(ing("b", "100")) {
+	w.Wrote(ing("b", "99"))
+	if !w.CacheHolds(ing("b", "100")) {
 		t.Error("version 100 does not count as newer than 99")
 	}
 
 	// A deletion is held once the object is gone or replaced: the same
 	// version is the object that was deleted.
-	w.deleted(ing("c", "20"))
-	if w.cacheHolds(ing("c", "20")) {
+	w.Deleted(ing("c", "20"))
+	if w.CacheHolds(ing("c", "20")) {
 		t.Error("the deleted object itself counts as fresh")
 	}
-	if !w.cacheHolds(ing("c", "21")) {
+	if !w.CacheHolds(ing("c", "21")) {
 		t.Error("a newer object after a deletion does not count as fresh")
 	}
 
 	// Not found: forget.
-	w.wrote(ing("d", "30"))
-	w.forget(&networkingv1.Ingress{}, types.NamespacedName{Namespace: "shop", Name: "d"})
+	w.Wrote(ing("d", "30"))
+	w.Forget(&networkingv1.Ingress{}, types.NamespacedName{Namespace: "shop", Name: "d"})
 	if w.len() != 0 {
 		t.Error("forget kept the write")
 	}
 
 	// A cache that never catches up is trusted again after maxCacheLag.
-	w.wrote(ing("e", "40"))
-	clk.SetTime(clk.Now().Add(maxCacheLag + time.Second))
-	if !w.cacheHolds(ing("e", "39")) {
+	w.Wrote(ing("e", "40"))
+	clk.SetTime(clk.Now().Add(MaxCacheLag + time.Second))
+	if !w.CacheHolds(ing("e", "39")) {
 		t.Error("a write older than maxCacheLag still holds the object back")
 	}
 
 	// Versions that are not numbers cannot be compared: the cache is trusted.
-	w.wrote(ing("f", "abc"))
-	if !w.cacheHolds(ing("f", "abb")) {
+	w.Wrote(ing("f", "abc"))
+	if !w.CacheHolds(ing("f", "abb")) {
 		t.Error("an incomparable version held the object back")
 	}
 }
@@ -84,13 +84,13 @@ func TestOwnWrites(t *testing.T) {
 // 20ms (five hundred times).
 func TestOwnWritesBackOff(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	w := newOwnWrites(clk)
+	w := NewOwnWrites(clk)
 	stale := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", ResourceVersion: "9"}}
-	w.wrote(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", ResourceVersion: "10"}})
+	w.Wrote(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a", ResourceVersion: "10"}})
 
 	var delays []time.Duration
-	for !w.cacheHolds(stale) {
-		d := w.retryAfter(stale)
+	for !w.CacheHolds(stale) {
+		d := w.RetryAfter(stale)
 		delays = append(delays, d)
 		clk.SetTime(clk.Now().Add(d))
 		if len(delays) > 1000 {
@@ -101,7 +101,7 @@ func TestOwnWritesBackOff(t *testing.T) {
 		t.Errorf("first retry after %v, want %v: the usual lag is milliseconds", delays[0], cacheLagRetry)
 	}
 	if n := len(delays); n > 25 {
-		t.Errorf("a cache lagging for %v was looked at %d times, want at most 25 (first delays %v)", maxCacheLag, n, delays[:min(n, 8)])
+		t.Errorf("a cache lagging for %v was looked at %d times, want at most 25 (first delays %v)", MaxCacheLag, n, delays[:min(n, 8)])
 	}
 	for _, d := range delays {
 		if d > maxCacheLagRetry {

@@ -1,4 +1,11 @@
-package controller
+// Package writes is the manager's memory of its own writes and what its
+// cache keeps: the resourceVersion of its last write of each object (so
+// that a cache that lags behind it is waited for, never acted on), the
+// targets it applied and their kept bodies (so that a target that holds
+// what was applied is not applied again), its metadata-only writes, and
+// the cache transforms that strip what the manager never reads
+// (docs/architecture.md).
+package writes
 
 import (
 	"fmt"
@@ -21,12 +28,12 @@ const cacheLagRetry = 20 * time.Millisecond
 // reconcile each affected object hundreds of times before maxCacheLag.
 const maxCacheLagRetry = time.Second
 
-// maxCacheLag bounds how long a reconcile waits for its cache to hold one
+// MaxCacheLag bounds how long a reconcile waits for its cache to hold one
 // of its own writes. Past it the cache is trusted again: a watch that
 // broke relists, and waiting forever would stall the object.
-const maxCacheLag = 10 * time.Second
+const MaxCacheLag = 10 * time.Second
 
-// ownWrites remembers the resourceVersion of the manager's last write to each
+// OwnWrites remembers the resourceVersion of the manager's last write to each
 // object until the manager's cache holds that version or a newer one (see
 // docs/architecture.md, "Reading our own writes").
 //
@@ -34,11 +41,11 @@ const maxCacheLag = 10 * time.Second
 // older than what this manager itself wrote would decide from a status it
 // already replaced: it would write and announce a switch a second time, or
 // skip a write that is needed (an observation that went X, A, X before the
-// cache showed A). With ownWrites such a reconcile waits for the cache
+// cache showed A). With OwnWrites such a reconcile waits for the cache
 // instead. It never skips work: it only decides when the cache is fresh
 // enough to act on, so a restarted manager, which starts with an empty
 // record and a freshly listed cache, behaves the same.
-type ownWrites struct {
+type OwnWrites struct {
 	clock clock.PassiveClock
 
 	mu     sync.Mutex
@@ -58,37 +65,37 @@ type ownWrite struct {
 	at      time.Time
 }
 
-func newOwnWrites(clk clock.PassiveClock) *ownWrites {
-	return &ownWrites{clock: clk, writes: map[ownWriteKey]ownWrite{}}
+func NewOwnWrites(clk clock.PassiveClock) *OwnWrites {
+	return &OwnWrites{clock: clk, writes: map[ownWriteKey]ownWrite{}}
 }
 
 func keyOf(obj client.Object) ownWriteKey {
 	return ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: client.ObjectKeyFromObject(obj)}
 }
 
-// wrote records that obj, as the API server returned it, is the manager's
+// Wrote records that obj, as the API server returned it, is the manager's
 // latest write to that object.
-func (w *ownWrites) wrote(obj client.Object) {
+func (w *OwnWrites) Wrote(obj client.Object) {
 	w.record(obj, false)
 }
 
-// deleted records that the manager deleted obj, as it last read it.
-func (w *ownWrites) deleted(obj client.Object) {
+// Deleted records that the manager Deleted obj, as it last read it.
+func (w *OwnWrites) Deleted(obj client.Object) {
 	w.record(obj, true)
 }
 
-// wroteVersion records that the manager's write left the object of
+// WroteVersion records that the manager's write left the object of
 // example's kind at key at resourceVersion, for writes that return only
 // the object's metadata.
-func (w *ownWrites) wroteVersion(example client.Object, key types.NamespacedName, resourceVersion string) {
+func (w *OwnWrites) WroteVersion(example client.Object, key types.NamespacedName, resourceVersion string) {
 	w.recordKey(ownWriteKey{kind: fmt.Sprintf("%T", example), NamespacedName: key}, resourceVersion, false)
 }
 
-func (w *ownWrites) record(obj client.Object, deleted bool) {
+func (w *OwnWrites) record(obj client.Object, deleted bool) {
 	w.recordKey(keyOf(obj), obj.GetResourceVersion(), deleted)
 }
 
-func (w *ownWrites) recordKey(key ownWriteKey, resourceVersion string, deleted bool) {
+func (w *OwnWrites) recordKey(key ownWriteKey, resourceVersion string, deleted bool) {
 	if resourceVersion == "" {
 		return
 	}
@@ -97,17 +104,17 @@ func (w *ownWrites) recordKey(key ownWriteKey, resourceVersion string, deleted b
 	w.writes[key] = ownWrite{resourceVersion: resourceVersion, deleted: deleted, at: w.clock.Now()}
 }
 
-// forget drops what is known of the object of obj's kind at key: call it
+// Forget drops what is known of the object of obj's kind at key: call it
 // when the object is not found.
-func (w *ownWrites) forget(obj client.Object, key types.NamespacedName) {
+func (w *OwnWrites) Forget(obj client.Object, key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.writes, ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: key})
 }
 
-// cacheHolds reports whether cached, as read from the cache, already shows
+// CacheHolds reports whether cached, as read from the cache, already shows
 // the manager's last write to it. It forgets the write once it does.
-func (w *ownWrites) cacheHolds(cached client.Object) bool {
+func (w *OwnWrites) CacheHolds(cached client.Object) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	key := keyOf(cached)
@@ -115,7 +122,7 @@ func (w *ownWrites) cacheHolds(cached client.Object) bool {
 	if !ok {
 		return true
 	}
-	if holds(cached.GetResourceVersion(), last) || w.clock.Since(last.at) > maxCacheLag {
+	if holds(cached.GetResourceVersion(), last) || w.clock.Since(last.at) > MaxCacheLag {
 		delete(w.writes, key)
 		return true
 	}
@@ -137,9 +144,9 @@ func holds(cachedRV string, last ownWrite) bool {
 	return cmp >= 0
 }
 
-// retryAfter is how soon a reconcile that found the cache behind the
+// RetryAfter is how soon a reconcile that found the cache behind the
 // manager's last write to obj looks again (see lagRetry).
-func (w *ownWrites) retryAfter(obj client.Object) time.Duration {
+func (w *OwnWrites) RetryAfter(obj client.Object) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.writes[keyOf(obj)]
@@ -158,7 +165,7 @@ func lagRetry(waited time.Duration) time.Duration {
 }
 
 // len is the number of writes the cache does not show yet.
-func (w *ownWrites) len() int {
+func (w *OwnWrites) len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.writes)

@@ -1,4 +1,4 @@
-package controller
+package writes
 
 import (
 	"sync"
@@ -18,7 +18,7 @@ import (
 // memory limit (docs/install.md, "Sizing").
 const maxKeptBodyBytes = 8 << 10
 
-// appliedTargets remembers, for each switch whose target this manager
+// AppliedTargets remembers, for each switch whose target this manager
 // applied, the resourceVersion the API server gave the target, and what the
 // apply body was rendered from (renderedFrom). A target still at that
 // resourceVersion is exactly what that apply made it: the operator's field
@@ -37,7 +37,7 @@ const maxKeptBodyBytes = 8 << 10
 // mode applies that body again, as long as it was rendered from what the
 // switch would render it from now and for the target's UID, without
 // rendering the template or encoding the body again.
-type appliedTargets struct {
+type AppliedTargets struct {
 	mu      sync.Mutex
 	applied map[types.NamespacedName]appliedTarget
 	// bodies are the kept bodies of each switch, by mode: [0] passive,
@@ -48,7 +48,7 @@ type appliedTargets struct {
 // keptBody is an apply body, what it was rendered from, and the UID of the
 // target it was applied to (the body carries it as a precondition).
 type keptBody struct {
-	rendered  renderedFrom
+	rendered  RenderedFrom
 	targetUID types.UID
 	body      []byte
 }
@@ -56,16 +56,16 @@ type keptBody struct {
 // appliedTarget is one switch's last apply: what it was rendered from and
 // the resourceVersion it left the target at.
 type appliedTarget struct {
-	rendered        renderedFrom
+	rendered        RenderedFrom
 	resourceVersion string
 }
 
-// renderedFrom is everything a rendered body depends on besides the
+// RenderedFrom is everything a rendered body depends on besides the
 // target's UID (which keptBody holds): the switch's UID and generation,
 // which fix its spec (any change of the spec, templates and target name
 // included, moves the generation), the mode, and inputs, what rendering
 // reads of the switch outside its spec.
-type renderedFrom struct {
+type RenderedFrom struct {
 	uid        types.UID
 	generation int64
 	active     bool
@@ -88,20 +88,23 @@ type renderInputs struct {
 	namespace, name string
 }
 
-// renderedFromSwitch is what the switch renders the body of a mode from
+// Active is whether the body rendered is of the active mode.
+func (r RenderedFrom) Active() bool { return r.active }
+
+// RenderedFromSwitch is what the switch renders the body of a mode from
 // now.
-func renderedFromSwitch(sw target.Switch, active bool) renderedFrom {
-	return renderedFrom{uid: sw.GetUID(), generation: sw.GetGeneration(), active: active,
+func RenderedFromSwitch(sw target.Switch, active bool) RenderedFrom {
+	return RenderedFrom{uid: sw.GetUID(), generation: sw.GetGeneration(), active: active,
 		inputs: renderInputs{namespace: sw.GetNamespace(), name: sw.GetName()}}
 }
 
-func newAppliedTargets() *appliedTargets {
-	return &appliedTargets{applied: map[types.NamespacedName]appliedTarget{}, bodies: map[types.NamespacedName]*[2]keptBody{}}
+func NewAppliedTargets() *AppliedTargets {
+	return &AppliedTargets{applied: map[types.NamespacedName]appliedTarget{}, bodies: map[types.NamespacedName]*[2]keptBody{}}
 }
 
-// record notes that the body rendered from rendered, applied to the target
+// Record notes that the body rendered from rendered, applied to the target
 // of the switch at key, left the target at resourceVersion.
-func (a *appliedTargets) record(key types.NamespacedName, rendered renderedFrom, resourceVersion string) {
+func (a *AppliedTargets) Record(key types.NamespacedName, rendered RenderedFrom, resourceVersion string) {
 	if resourceVersion == "" {
 		return
 	}
@@ -110,35 +113,35 @@ func (a *appliedTargets) record(key types.NamespacedName, rendered renderedFrom,
 	a.applied[key] = appliedTarget{rendered: rendered, resourceVersion: resourceVersion}
 }
 
-// last is the record of the switch at key when its target is still at
+// Last is the record of the switch at key when its target is still at
 // resourceVersion.
-func (a *appliedTargets) last(key types.NamespacedName, resourceVersion string) (renderedFrom, bool) {
+func (a *AppliedTargets) Last(key types.NamespacedName, resourceVersion string) (RenderedFrom, bool) {
 	a.mu.Lock()
 	last, ok := a.applied[key]
 	a.mu.Unlock()
 	if !ok || resourceVersion == "" || last.resourceVersion != resourceVersion {
-		return renderedFrom{}, false
+		return RenderedFrom{}, false
 	}
 	return last.rendered, true
 }
 
-// holds reports whether the target of the switch at key, now at
+// Holds reports whether the target of the switch at key, now at
 // resourceVersion, is what applying the body rendered from rendered last
 // made it: then it is up to date.
-func (a *appliedTargets) holds(key types.NamespacedName, resourceVersion string, rendered renderedFrom) bool {
-	last, ok := a.last(key, resourceVersion)
+func (a *AppliedTargets) Holds(key types.NamespacedName, resourceVersion string, rendered RenderedFrom) bool {
+	last, ok := a.Last(key, resourceVersion)
 	return ok && last == rendered
 }
 
-// modeAt is the mode of the last apply to the target of the switch at key
+// ModeAt is the mode of the last apply to the target of the switch at key
 // when the target is still at resourceVersion and that apply was rendered
 // from what the switch renders from now (rendered; its mode aside): the
 // target is then exactly that apply's body, so its shape is that mode's
 // template, as target.ModeOf would find by rendering both templates and
 // comparing them with it (the most expensive part of a flip's reconcile).
 // nil otherwise.
-func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string, rendered renderedFrom) *bool {
-	last, ok := a.last(key, resourceVersion)
+func (a *AppliedTargets) ModeAt(key types.NamespacedName, resourceVersion string, rendered RenderedFrom) *bool {
+	last, ok := a.Last(key, resourceVersion)
 	if !ok {
 		return nil
 	}
@@ -149,20 +152,20 @@ func (a *appliedTargets) modeAt(key types.NamespacedName, resourceVersion string
 	return &last.active
 }
 
-// forget drops the record and the kept bodies of the switch at key, when
+// Forget drops the record and the kept bodies of the switch at key, when
 // the switch is gone.
-func (a *appliedTargets) forget(key types.NamespacedName) {
+func (a *AppliedTargets) Forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.applied, key)
 	delete(a.bodies, key)
 }
 
-// keep keeps body, rendered from rendered and applied to the target whose
+// Keep keeps body, rendered from rendered and applied to the target whose
 // UID is targetUID, as the switch at key's body for its mode, in place of
 // the one before. A body larger than maxKeptBodyBytes is not kept: the
 // mode's next apply renders afresh.
-func (a *appliedTargets) keep(key types.NamespacedName, rendered renderedFrom, targetUID types.UID, body []byte) {
+func (a *AppliedTargets) Keep(key types.NamespacedName, rendered RenderedFrom, targetUID types.UID, body []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	kept := a.bodies[key]
@@ -183,10 +186,10 @@ func (a *appliedTargets) keep(key types.NamespacedName, rendered renderedFrom, t
 	kept[modeIndex(rendered.active)] = keptBody{rendered: rendered, targetUID: targetUID, body: body}
 }
 
-// body is the kept body of the switch at key rendered from rendered (all
+// Body is the kept Body of the switch at key rendered from rendered (all
 // of it: UID, generation, mode and the other inputs) for the target whose
 // UID is targetUID, or nil.
-func (a *appliedTargets) body(key types.NamespacedName, rendered renderedFrom, targetUID types.UID) []byte {
+func (a *AppliedTargets) Body(key types.NamespacedName, rendered RenderedFrom, targetUID types.UID) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	kept := a.bodies[key]

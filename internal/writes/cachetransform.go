@@ -1,4 +1,4 @@
-package controller
+package writes
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
@@ -15,14 +15,14 @@ import (
 // These transforms drop what the reconcilers never read before an object
 // is stored.
 
-// lastAppliedAnnotation is where client-side kubectl apply keeps a whole
+// LastAppliedAnnotation is where client-side kubectl apply keeps a whole
 // copy of the object.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// stripSwitch drops a switch's or a state's managedFields and the copy of
+// StripSwitch drops a switch's or a state's managedFields and the copy of
 // it that client-side kubectl apply keeps in an annotation: the engine
 // reads their spec, status and identity only.
-func stripSwitch(in any) (any, error) {
+func StripSwitch(in any) (any, error) {
 	obj, err := meta.Accessor(in)
 	if err != nil {
 		return in, nil
@@ -31,15 +31,15 @@ func stripSwitch(in any) (any, error) {
 		obj.SetManagedFields(nil)
 	}
 	if a := obj.GetAnnotations(); a != nil {
-		if _, ok := a[lastAppliedAnnotation]; ok {
-			delete(a, lastAppliedAnnotation)
+		if _, ok := a[LastAppliedAnnotation]; ok {
+			delete(a, LastAppliedAnnotation)
 			obj.SetAnnotations(a)
 		}
 	}
 	return in, nil
 }
 
-// stripTarget keeps of a target's managedFields only the entries of the
+// StripTarget keeps of a target's managedFields only the entries of the
 // operator's field owner (what target.UpToDate and the hand-over of created
 // fields read) and drops its status but what spec.served reads (a route's
 // parents' Accepted conditions): an ingress controller's load balancer
@@ -47,7 +47,7 @@ func stripSwitch(in any) (any, error) {
 // hand-over of created fields rewrites the whole managedFields list, so it
 // reads the target from the API server, not from the cache
 // (SwitchReconciler.syncTarget).
-func stripTarget(in any) (any, error) {
+func StripTarget(in any) (any, error) {
 	if obj, err := meta.Accessor(in); err == nil {
 		if entries := obj.GetManagedFields(); len(entries) > 0 {
 			ours := make([]metav1.ManagedFieldsEntry, 0, 1)
@@ -71,8 +71,8 @@ func stripTarget(in any) (any, error) {
 }
 
 var (
-	_ toolscache.TransformFunc = stripSwitch
-	_ toolscache.TransformFunc = stripTarget
+	_ toolscache.TransformFunc = StripSwitch
+	_ toolscache.TransformFunc = StripTarget
 )
 
 // acceptanceOnly is a route's status with, for each parent, only its

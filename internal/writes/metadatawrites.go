@@ -1,4 +1,4 @@
-package controller
+package writes
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// metadataWrites sends the engine's writes whose answer it needs only the
+// MetadataWrites sends the engine's writes whose answer it needs only the
 // metadata of (the new resourceVersion): applies of targets and patches of
 // switch statuses. The API server then encodes, and the manager decodes,
 // a PartialObjectMetadata instead of the whole object. Each kind's
@@ -22,7 +22,7 @@ import (
 // metadata client does. With a positive --kube-api-qps these writes have a
 // rate limiter of their own, like each API group and version of the
 // manager's other client.
-type metadataWrites struct {
+type MetadataWrites struct {
 	client metadata.Interface
 	mapper meta.RESTMapper
 
@@ -30,16 +30,16 @@ type metadataWrites struct {
 	resources map[schema.GroupVersionKind]schema.GroupVersionResource
 }
 
-func newMetadataWrites(mgr ctrl.Manager) (*metadataWrites, error) {
+func NewMetadataWrites(mgr ctrl.Manager) (*MetadataWrites, error) {
 	client, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)
 	}
-	return &metadataWrites{client: client, mapper: mgr.GetRESTMapper(), resources: map[schema.GroupVersionKind]schema.GroupVersionResource{}}, nil
+	return &MetadataWrites{client: client, mapper: mgr.GetRESTMapper(), resources: map[schema.GroupVersionKind]schema.GroupVersionResource{}}, nil
 }
 
 // resource is the namespaced resource of gvk.
-func (w *metadataWrites) resource(gvk schema.GroupVersionKind, namespace string) (metadata.ResourceInterface, error) {
+func (w *MetadataWrites) resource(gvk schema.GroupVersionKind, namespace string) (metadata.ResourceInterface, error) {
 	w.mu.Lock()
 	gvr, ok := w.resources[gvk]
 	w.mu.Unlock()
@@ -56,9 +56,9 @@ func (w *metadataWrites) resource(gvk schema.GroupVersionKind, namespace string)
 	return w.client.Resource(gvr).Namespace(namespace), nil
 }
 
-// apply sends body as a server-side apply of fieldOwner, with force, and
+// Apply sends body as a server-side Apply of fieldOwner, with force, and
 // returns the object's new resourceVersion.
-func (w *metadataWrites) apply(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName, body []byte, fieldOwner string) (string, error) {
+func (w *MetadataWrites) Apply(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName, body []byte, fieldOwner string) (string, error) {
 	res, err := w.resource(gvk, key.Namespace)
 	if err != nil {
 		return "", err
@@ -70,9 +70,9 @@ func (w *metadataWrites) apply(ctx context.Context, gvk schema.GroupVersionKind,
 	return out.ResourceVersion, nil
 }
 
-// patchStatus sends a JSON merge patch to the status of the object and
+// PatchStatus sends a JSON merge patch to the status of the object and
 // returns its new resourceVersion.
-func (w *metadataWrites) patchStatus(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName, patch []byte) (string, error) {
+func (w *MetadataWrites) PatchStatus(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName, patch []byte) (string, error) {
 	res, err := w.resource(gvk, key.Namespace)
 	if err != nil {
 		return "", err
