@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 )
@@ -22,7 +23,7 @@ func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicI
 	var delivered []v1beta1.DeliveredState
 	var unread []notify.Unread
 	for _, ref := range n.Spec.States {
-		state, why, err := followedState(ctx, r.Client, r.ClusterStates, n.Namespace, ref)
+		state, why, err := follow.State(ctx, r.Client, r.ClusterStates, n.Namespace, ref)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -118,5 +119,5 @@ func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
 // getState returns the state ref that a switch in namespace follows
 // (followedState).
 func (r *SwitchReconciler) getState(ctx context.Context, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
-	return followedState(ctx, r.Client, r.ClusterStates, namespace, ref)
+	return follow.State(ctx, r.Client, r.ClusterStates, namespace, ref)
 }

@@ -1,4 +1,9 @@
-package controller
+// Package follow reads the state that a switch or a notifier follows, as
+// the decisions read it: a DynamicIngressState of its own namespace, or
+// the view of a ClusterDynamicIngressState whose grant admits the
+// namespace (docs/behaviour.md). Both reconcilers that follow states use
+// it; it imports neither.
+package follow
 
 import (
 	"context"
@@ -14,14 +19,14 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 )
 
-// followedState returns the state ref that a switch (or a notifier) in
+// State returns the state ref that a switch (or a notifier) in
 // namespace names, as the decisions read it, from the cache c: a DynamicIngressState in the switch's namespace,
 // or the view of a ClusterDynamicIngressState whose grant admits the
 // namespace. When there is none to follow it returns nil
 // and why: the state does not exist, its grant does not admit the
 // namespace, or this manager does not watch cluster states
 // (clusterStates). The state is the cache's own: read it, never change it.
-func followedState(ctx context.Context, c client.Reader, clusterStates bool, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
+func State(ctx context.Context, c client.Reader, clusterStates bool, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
 	if !ref.IsCluster() {
 		state := &v1beta1.DynamicIngressState{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, state, client.UnsafeDisableDeepCopy)
