@@ -25,10 +25,12 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/notify"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/workers"
 )
 
 // The notifier controller's flow and watches; reading what it names is in
@@ -234,8 +236,8 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.DynamicIngressState{}, handler.EnqueueRequestsFromMapFunc(r.stateToNotifiers)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: notifierWorkers,
-			RateLimiter:             retryRateLimiter(),
-			LogConstructor:          reconcileLogger(mgr, "dynamicingressnotifier", "DynamicIngressNotifier"),
+			RateLimiter:             workers.RetryRateLimiter(),
+			LogConstructor:          workers.Logger(mgr, "dynamicingressnotifier", "DynamicIngressNotifier"),
 		}).
 		WatchesRawSource(source.Channel(r.wakeups, &handler.EnqueueRequestForObject{})).
 		Named("dynamicingressnotifier")
@@ -243,7 +245,7 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A cluster state's notifiers, and those of a namespace whose
 		// labels changed: the grant decides again (followedState).
 		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, handler.EnqueueRequestsFromMapFunc(r.stateToNotifiers)).
-			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToNotifiers), builder.WithPredicates(labelsChanged()))
+			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToNotifiers), builder.WithPredicates(follow.LabelsChanged()))
 	}
 	for _, kind := range r.Switches {
 		b = b.Watches(kind.NewSwitch(), handler.EnqueueRequestsFromMapFunc(r.switchToNotifiers), builder.WithPredicates(overrideAuditChanged()))

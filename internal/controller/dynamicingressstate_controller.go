@@ -27,6 +27,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/workers"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
@@ -296,8 +297,8 @@ func (r *StateReconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool)
 			WatchesRawSource(source.Func(k.notifications.start)).
 			WithOptions(controller.Options{
 				MaxConcurrentReconciles: r.MaxConcurrentReconciles,
-				RateLimiter:             retryRateLimiter(),
-				LogConstructor:          reconcileLogger(mgr, k.name, k.kind),
+				RateLimiter:             workers.RetryRateLimiter(),
+				LogConstructor:          workers.Logger(mgr, k.name, k.kind),
 			}).
 			Named(k.name).
 			Complete(k)

@@ -14,12 +14,10 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -240,16 +238,6 @@ func httpRouteKind(ctx context.Context, mgr ctrl.Manager) (target.HTTPRoute, err
 		crd = nil
 	}
 	return target.NewHTTPRoute(crd)
-}
-
-// MaxRetryDelay caps the backoff between retries of a failed reconcile
-// (a write the API server refused, or could not be reached for).
-const MaxRetryDelay = 60 * time.Second
-
-// retryRateLimiter retries a failed reconcile after 5ms, doubling up to
-// MaxRetryDelay.
-func retryRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay)
 }
 
 // NewScheme returns a scheme with the built-in kinds and this project's.

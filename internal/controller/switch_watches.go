@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +24,9 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/workers"
 )
 
 // SetupWithManager registers the engine for its kind. Call index.Setup
@@ -40,11 +41,11 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A cluster state's followers, and the followers in a namespace
 		// whose labels changed: the grant decides again (getState).
 		b = b.Watches(&v1beta1.ClusterDynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged())).
-			WatchesMetadata(&corev1.Namespace{}, r.namespaceRelabelled(), builder.WithPredicates(labelsChanged()))
+			WatchesMetadata(&corev1.Namespace{}, r.namespaceRelabelled(), builder.WithPredicates(follow.LabelsChanged()))
 	}
 	return b.WatchesRawSource(source.Func(r.releaseHeld)).WatchesRawSource(source.Func(r.keepQueue)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: retryRateLimiter(),
-			LogConstructor: reconcileLogger(mgr, kindName(r.Kind), r.Kind.SwitchKind())}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: workers.RetryRateLimiter(),
+			LogConstructor: workers.Logger(mgr, kindName(r.Kind), r.Kind.SwitchKind())}).
 		Named(kindName(r.Kind)).
 		Complete(r)
 }
@@ -232,20 +233,6 @@ func grantChanged(before, after client.Object) bool {
 	c0, ok1 := before.(*v1beta1.ClusterDynamicIngressState)
 	c1, ok2 := after.(*v1beta1.ClusterDynamicIngressState)
 	return ok1 && ok2 && !equality.Semantic.DeepEqual(c0.Spec.Followers, c1.Spec.Followers)
-}
-
-// labelsChanged passes the creation of a Namespace (its labels become
-// known) and the updates that change its labels, which a cluster state's
-// grant reads.
-func labelsChanged() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return true },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
-		},
-	}
 }
 
 // namespaceRelabelled enqueues the switches of this kind that follow a
