@@ -1,3 +1,7 @@
+// Package controller wires the manager's reconcilers together: the
+// options, the cache configuration, and the shared machinery handed to the
+// state, switch and notifier reconcilers (packages states, switches and
+// notifiers), which import none of each other (docs/architecture.md).
 package controller
 
 import (
@@ -21,6 +25,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/switches"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
@@ -215,14 +220,14 @@ func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader
 
 // setupSwitches registers the switching engine for one kind.
 func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *flip.Gate, expressions *evaluate.Evaluator, checks *served.Checks, flips *flip.Tracker) error {
-	r, err := NewSwitchReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
+	r, err := switches.NewReconciler(mgr, kind, opts.Clock, opts.MaxConcurrentReconciles, gate)
 	if err != nil {
 		return err
 	}
 	r.ClusterStates = opts.ClusterStates
-	r.expressions = expressions
-	r.served = checks
-	r.flips = flips
+	r.Expressions = expressions
+	r.Served = checks
+	r.Flips = flips
 	return r.SetupWithManager(mgr)
 }
 

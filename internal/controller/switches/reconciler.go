@@ -1,8 +1,10 @@
-// Package controller holds the reconcilers: DynamicIngressState (the
-// response of each state) and the switching engine that every kind of
-// switch (DynamicIngress, DynamicHTTPRoute) runs through, each kind a small
-// adapter of package target (docs/architecture.md).
-package controller
+// Package switches is the switching engine that every kind of switch
+// (DynamicIngress, DynamicHTTPRoute) runs through, each kind a small
+// adapter of package target: it makes each switch's target match the
+// template its state selects, then writes the switch's status. It uses the
+// shared machinery below it (flip, served, evaluate, writes, follow) and
+// imports no other reconciler (docs/architecture.md).
+package switches
 
 import (
 	"context"
@@ -46,10 +48,10 @@ const conflictRetryDelay = 200 * time.Millisecond
 // the target writes of the same flip anyway.
 const statusWriteDelay = time.Millisecond
 
-// SwitchReconciler is the switching engine: it makes each switch's target
+// Reconciler is the switching engine: it makes each switch's target
 // match the template its state selects. Kind adapts it to one kind of
 // switch and target.
-type SwitchReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader reads past the cache, which holds only managed targets,
 	// so an unmanaged object at the target name is seen.
@@ -77,25 +79,25 @@ type SwitchReconciler struct {
 	// ClusterStates lets switches follow ClusterDynamicIngressStates: the
 	// engine watches them and Namespaces' labels (Options.ClusterStates).
 	ClusterStates bool
-	// expressions evaluates expected expressions off the workers; nil
+	// Expressions evaluates expected Expressions off the workers; nil
 	// evaluates them in the reconcile.
-	expressions *evaluate.Evaluator
-	// served checks spec.served after target writes; nil checks nothing.
-	served *served.Checks
-	// flips follows each state change until its followers show it; nil
+	Expressions *evaluate.Evaluator
+	// Served checks spec.Served after target writes; nil checks nothing.
+	Served *served.Checks
+	// Flips follows each state change until its followers show it; nil
 	// follows none.
-	flips *flip.Tracker
+	Flips *flip.Tracker
 	// queue is this controller's work queue, once it has started.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
 
-// NewSwitchReconciler returns the engine for one kind of switch.
-func NewSwitchReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *flip.Gate) (*SwitchReconciler, error) {
+// NewReconciler returns the engine for one kind of switch.
+func NewReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *flip.Gate) (*Reconciler, error) {
 	metadataWrites, err := writes.NewMetadataWrites(mgr)
 	if err != nil {
 		return nil, err
 	}
-	return &SwitchReconciler{
+	return &Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(kindName(kind) + "-controller"),
@@ -129,7 +131,7 @@ func kindName(kind target.Kind) string {
 
 // Reconcile reads the switch and its state, syncs the target and writes
 // the status when it changed.
-func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kind := r.Kind.SwitchKind()
 	// Taken before anything is read: this reconcile counts as the one a
 	// state change expected only if it began after that change was seen.
@@ -144,13 +146,13 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			r.writes.Forget(sw, req.NamespacedName)
 			r.applied.Forget(req.NamespacedName)
 			r.announced.forget(req.NamespacedName)
-			if r.expressions != nil {
-				r.expressions.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+			if r.Expressions != nil {
+				r.Expressions.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
-			if r.served != nil {
-				r.served.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+			if r.Served != nil {
+				r.Served.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
-			r.flips.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+			r.Flips.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -266,7 +268,7 @@ func (r *SwitchReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // event records e about sw through the status gate: while the statuses of
 // a flip are still to be written, it waits for them (flip.Gate.Record).
 // It names sw by reference, taken now: sw is the cache's object.
-func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e flip.Event) {
+func (r *Reconciler) event(ctx context.Context, sw target.Switch, e flip.Event) {
 	regarding, err := reference.GetReference(r.Scheme(), sw)
 	if err != nil {
 		// Not in the scheme: the recorder could not name it either.
@@ -279,7 +281,7 @@ func (r *SwitchReconciler) event(ctx context.Context, sw target.Switch, e flip.E
 // announceSwitch counts a switch, with its latency, when a target write
 // changed the target's mode, and keeps its Switched event for when the
 // status is settled (see announcedModes).
-func (r *SwitchReconciler) announceSwitch(sw target.Switch, state *v1beta1.DynamicIngressState, active metav1.Condition) {
+func (r *Reconciler) announceSwitch(sw target.Switch, state *v1beta1.DynamicIngressState, active metav1.Condition) {
 	isActive := active.Status == metav1.ConditionTrue
 	latency, known := switchLatency(state, active, r.Clock.Now())
 	metrics.RecordSwitch(r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName(), isActive, latency, known)

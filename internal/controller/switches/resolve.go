@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // holds this manager's last write to the target (getTarget waits for it),
 // so this is the mode the operator last wrote, and after a restart the mode
 // the target shows.
-func (r *SwitchReconciler) retainedMode(ctx context.Context, sw target.Switch, f followed) (*bool, error) {
+func (r *Reconciler) retainedMode(ctx context.Context, sw target.Switch, f followed) (*bool, error) {
 	key := target.Key(sw)
 	if !f.retainsMode(sw) || key.Namespace != sw.GetNamespace() {
 		// A target in another namespace is refused by syncTarget, unread.
@@ -44,7 +44,7 @@ type followed struct {
 
 // resolve reads what sw follows, each state as the decision reads it
 // (decision.Followed).
-func (r *SwitchReconciler) resolve(ctx context.Context, sw target.Switch) (followed, error) {
+func (r *Reconciler) resolve(ctx context.Context, sw target.Switch) (followed, error) {
 	spec := sw.SwitchSpec()
 	if spec.Combination() == v1beta1.CombinationSingle {
 		state, why, err := r.getState(ctx, sw.GetNamespace(), spec.State)
@@ -91,7 +91,7 @@ func (f followed) latest() *v1beta1.DynamicIngressState {
 
 // pendingMode is the mode of the switch's last announced target write that
 // its status does not show yet, nil when there is none.
-func (r *SwitchReconciler) pendingMode(sw target.Switch) *bool {
+func (r *Reconciler) pendingMode(sw target.Switch) *bool {
 	if mode, ok := r.announced.mode(client.ObjectKeyFromObject(sw)); ok {
 		return &mode
 	}
@@ -103,7 +103,7 @@ func (r *SwitchReconciler) pendingMode(sw target.Switch) *bool {
 // write), the mode of the switch's last announced target write that its
 // status does not show yet; nil when neither is known, and the status then
 // decides.
-func (r *SwitchReconciler) knownMode(sw target.Switch, from *bool) *bool {
+func (r *Reconciler) knownMode(sw target.Switch, from *bool) *bool {
 	if from != nil {
 		return from
 	}
@@ -112,12 +112,12 @@ func (r *SwitchReconciler) knownMode(sw target.Switch, from *bool) *bool {
 
 // modeOf is the mode a live target (nil when there is none) is in, nil when
 // its shape does not tell.
-func (r *SwitchReconciler) modeOf(sw target.Switch, live client.Object) *bool {
+func (r *Reconciler) modeOf(sw target.Switch, live client.Object) *bool {
 	return decision.TargetMode(r.Kind, sw, live)
 }
 
 // getState returns the state ref that a switch in namespace follows
 // (followedState).
-func (r *SwitchReconciler) getState(ctx context.Context, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
+func (r *Reconciler) getState(ctx context.Context, namespace string, ref v1beta1.StateReference) (*v1beta1.DynamicIngressState, *decision.Unfollowed, error) {
 	return follow.State(ctx, r.Client, r.ClusterStates, namespace, ref)
 }

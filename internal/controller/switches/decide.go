@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,14 +15,14 @@ import (
 // pending is true while the verdict of an expected expression is being
 // evaluated (evaluate.Evaluator); the switch is reconciled again once it
 // is known.
-func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, req ctrl.Request) (active metav1.Condition, entries []v1beta1.EntryStatus, pending bool) {
+func (r *Reconciler) decide(sw target.Switch, f followed, current *bool, req ctrl.Request) (active metav1.Condition, entries []v1beta1.EntryStatus, pending bool) {
 	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
 	if f.entries != nil {
-		if r.expressions != nil {
+		if r.Expressions != nil {
 			for i := range f.entries {
 				entry := id
 				entry.Entry = f.entries[i].Name
-				f.entries[i].Known = r.expressions.Known(entry, r.wake(req))
+				f.entries[i].Known = r.Expressions.Known(entry, r.wake(req))
 			}
 		}
 		active, entries, pending = decision.ActiveOf(sw, f.entries, current)
@@ -31,10 +31,10 @@ func (r *SwitchReconciler) decide(sw target.Switch, f followed, current *bool, r
 	switch {
 	case f.why != nil:
 		return decision.ActiveUnfollowed(sw, *f.why, current), nil, false
-	case r.expressions == nil:
+	case r.Expressions == nil:
 		return decision.Active(sw, f.state, current), nil, false
 	}
-	active, pending = decision.ActiveKnown(sw, f.state, current, r.expressions.Known(id, r.wake(req)))
+	active, pending = decision.ActiveKnown(sw, f.state, current, r.Expressions.Known(id, r.wake(req)))
 	return active, nil, pending
 }
 

@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"sync"
@@ -12,6 +12,12 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 )
+
+// stateViewer is either kind of state: the DynamicIngressState view the
+// decisions read.
+type stateViewer interface {
+	StateView() *v1beta1.DynamicIngressState
+}
 
 // fixedChanges remembers when the manager first saw each fixed state's
 // spec give a response that its status did not show yet: the moment the
@@ -36,7 +42,7 @@ func newFixedChanges(clk clock.PassiveClock) *fixedChanges {
 // response is seen ahead of its status, and nothing once the status shows
 // it.
 func (f *fixedChanges) note(obj client.Object) {
-	view, ok := obj.(stateObject)
+	view, ok := obj.(stateViewer)
 	if !ok {
 		return
 	}

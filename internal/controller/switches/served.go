@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -23,26 +23,26 @@ import (
 
 // checkServed starts the check of spec.served after the target of sw was
 // written in the mode active.
-func (r *SwitchReconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
-	if spec := sw.SwitchSpec().Served; spec != nil && r.served != nil {
+func (r *Reconciler) checkServed(sw target.Switch, req ctrl.Request, active bool) {
+	if spec := sw.SwitchSpec().Served; spec != nil && r.Served != nil {
 		id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
-		r.served.Check(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
+		r.Served.Check(id, spec, active, r.Clock.Now(), r.recordServed(sw, r.wake(req)))
 	}
 }
 
 // servedHold is how much longer a status to write (write) waits for the
 // check of the mode active in progress (served.Checks.Holding).
-func (r *SwitchReconciler) servedHold(req ctrl.Request, active, write bool) time.Duration {
-	if !write || r.served == nil {
+func (r *Reconciler) servedHold(req ctrl.Request, active, write bool) time.Duration {
+	if !write || r.Served == nil {
 		return 0
 	}
-	return r.served.Holding(target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}, active, time.Now())
+	return r.Served.Holding(target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}, active, time.Now())
 }
 
 // servedView is what the status shows of spec.served (servedCondition),
 // starting the check it needs.
-func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) served.View {
-	if r.served == nil {
+func (r *Reconciler) servedView(ctx context.Context, sw target.Switch, req ctrl.Request, active bool) served.View {
+	if r.Served == nil {
 		return served.View{Cond: meta.FindStatusCondition(sw.SwitchStatus().Conditions, v1beta1.ConditionServed), Status: sw.SwitchStatus().Served}
 	}
 	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
@@ -55,16 +55,16 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 		parents = served.RouteParentsAcceptance(route)
 	}
 	if sw.SwitchSpec().Served == nil {
-		r.served.Forget(id)
+		r.Served.Forget(id)
 		return served.View{}
 	}
-	view, recheck := served.Condition(sw, active, r.served.Snapshot(id), parents, time.Now())
+	view, recheck := served.Condition(sw, active, r.Served.Snapshot(id), parents, time.Now())
 	if recheck {
 		// spec.served changed, or nothing covers the switch since the
 		// manager started: a check from now.
-		r.served.MarkResumed(id)
+		r.Served.MarkResumed(id)
 		r.checkServed(sw, req, active)
-		view, _ = served.Condition(sw, active, r.served.Snapshot(id), parents, time.Now())
+		view, _ = served.Condition(sw, active, r.Served.Snapshot(id), parents, time.Now())
 	}
 	return view
 }
@@ -72,7 +72,7 @@ func (r *SwitchReconciler) servedView(ctx context.Context, sw target.Switch, req
 // recordServed is the done of a check of sw's target: the metric, a
 // NotServed Warning once, and the switch reconciled so that its status
 // shows the result.
-func (r *SwitchReconciler) recordServed(sw target.Switch, wake func()) func(served.Result) {
+func (r *Reconciler) recordServed(sw target.Switch, wake func()) func(served.Result) {
 	kind, namespace, name := r.Kind.SwitchKind(), sw.GetNamespace(), sw.GetName()
 	regarding, err := reference.GetReference(r.Scheme(), sw)
 	_, routes := r.Kind.NewTarget().(*gatewayv1.HTTPRoute)

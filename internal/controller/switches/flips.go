@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,8 +11,8 @@ import (
 // settleFlips reports that the status of sw shows what it decided from
 // each state it follows (flip.Tracker); a state it follows none of (not
 // found, not admitted) counts as shown.
-func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
-	if r.flips == nil {
+func (r *Reconciler) settleFlips(sw target.Switch, f followed, req ctrl.Request) {
+	if r.Flips == nil {
 		return
 	}
 	id := target.SwitchID{Kind: r.Kind.SwitchKind(), Key: req.NamespacedName}
@@ -25,10 +25,10 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 		key := flip.StateKey(namespace, ref.Name)
 		keys = append(keys, key)
 		if state == nil {
-			r.flips.ForgetIn(key, id)
+			r.Flips.ForgetIn(key, id)
 			return
 		}
-		r.flips.Settled(key, state.Status.StatusCode, state.Status.Body, id)
+		r.Flips.Settled(key, state.Status.StatusCode, state.Status.Body, id)
 	}
 	spec := sw.SwitchSpec()
 	if f.entries == nil {
@@ -40,5 +40,5 @@ func (r *SwitchReconciler) settleFlips(sw target.Switch, f followed, req ctrl.Re
 			}
 		}
 	}
-	r.flips.KeepOnlyIn(keys, id)
+	r.Flips.KeepOnlyIn(keys, id)
 }

@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -138,7 +138,7 @@ func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1be
 // transitions. It reports whether the status it wrote is a switch between
 // active and passive that was not announced already when the target was
 // written (announced).
-func (r *SwitchReconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus, announced bool) (bool, error) {
+func (r *Reconciler) writeStatus(ctx context.Context, sw target.Switch, status *v1beta1.SwitchStatus, announced bool) (bool, error) {
 	if status == nil {
 		return false, nil
 	}

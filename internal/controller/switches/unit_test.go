@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"encoding/json"
@@ -163,7 +163,7 @@ func TestNextStatus(t *testing.T) {
 }
 
 func TestNotAnEchoOfOurApply(t *testing.T) {
-	r := &SwitchReconciler{Kind: target.Ingress{}, applied: writes.NewAppliedTargets()}
+	r := &Reconciler{Kind: target.Ingress{}, applied: writes.NewAppliedTargets()}
 	r.applied.Record(types.NamespacedName{Namespace: "shop", Name: "web"}, writes.RenderedFromSwitch(&v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "uid-web", Generation: 1}}, true), "12")
 	ingress := func(rv string, owner *metav1.OwnerReference) *networkingv1.Ingress {
 		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-ingress", ResourceVersion: rv}}

@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type targetResult struct {
 // syncTarget makes the target what the template of the mode says (absent
 // when that mode has none), unless an object the switch does not control
 // is there. It reports whether it wrote the target.
-func (r *SwitchReconciler) syncTarget(ctx context.Context, sw target.Switch, active bool) (targetResult, bool, error) {
+func (r *Reconciler) syncTarget(ctx context.Context, sw target.Switch, active bool) (targetResult, bool, error) {
 	log := ctrl.LoggerFrom(ctx)
 	targetKind := r.Kind.TargetGVK().Kind
 	key := target.Key(sw)
@@ -170,7 +170,7 @@ func (e *cacheLagError) Error() string { return "the cache does not hold the las
 // such managed object, from the API server. It returns nil when there is
 // none, and a *cacheLagError when the cache shows an object older than this
 // manager's last write to it.
-func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
+func (r *Reconciler) getTarget(ctx context.Context, key types.NamespacedName) (client.Object, error) {
 	obj := r.Kind.NewTarget()
 	err := r.Get(ctx, key, obj, client.UnsafeDisableDeepCopy)
 	if err == nil && !r.writes.CacheHolds(obj) {
@@ -193,7 +193,7 @@ func (r *SwitchReconciler) getTarget(ctx context.Context, key types.NamespacedNa
 // names the same target and was there first (the admission webhook
 // refuses a second one; this holds when two were created at the same
 // moment, or without the webhook). "" when there is none.
-func (r *SwitchReconciler) firstClaimant(ctx context.Context, sw target.Switch) (string, error) {
+func (r *Reconciler) firstClaimant(ctx context.Context, sw target.Switch) (string, error) {
 	list := r.Kind.NewSwitchList()
 	if err := r.List(ctx, list, client.InNamespace(sw.GetNamespace()),
 		client.MatchingFields{index.Target: sw.SwitchSpec().Target.Name}, client.UnsafeDisableDeepCopy); err != nil {

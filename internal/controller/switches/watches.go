@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -31,7 +31,7 @@ import (
 
 // SetupWithManager registers the engine for its kind. Call index.Setup
 // first.
-func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
@@ -52,7 +52,7 @@ func (r *SwitchReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // releaseHeld has the status gate enqueue the switches it held in q, at
 // low priority: the source that hands the gate this controller's queue.
-func (r *SwitchReconciler) releaseHeld(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+func (r *Reconciler) releaseHeld(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 	q = lowPriority(q)
 	r.gate.Register(r.Kind.SwitchKind(), func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
 	return nil
@@ -60,13 +60,13 @@ func (r *SwitchReconciler) releaseHeld(_ context.Context, q workqueue.TypedRateL
 
 // keepQueue keeps this controller's queue, for wake: the source that hands
 // it over.
-func (r *SwitchReconciler) keepQueue(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+func (r *Reconciler) keepQueue(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 	r.queue.Store(&q)
 	return nil
 }
 
 // wake returns what enqueues req again.
-func (r *SwitchReconciler) wake(req ctrl.Request) func() {
+func (r *Reconciler) wake(req ctrl.Request) func() {
 	return func() {
 		if q := r.queue.Load(); q != nil {
 			(*q).Add(req)
@@ -103,7 +103,7 @@ func targetChanged(h handler.EventHandler) handler.EventHandler {
 // held and competing with the target writes still to come
 // (docs/benchmarks.md). Every other change of a target (someone else's
 // write, a delete, or anything after a restart) passes.
-func (r *SwitchReconciler) notAnEchoOfOurApply() predicate.Predicate {
+func (r *Reconciler) notAnEchoOfOurApply() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		owner := metav1.GetControllerOfNoCopy(e.ObjectNew)
 		if owner == nil || owner.Kind != r.Kind.SwitchKind() || owner.APIVersion != v1beta1.GroupVersion.String() {
@@ -136,7 +136,7 @@ func (q lowPriorityQueue) Add(item reconcile.Request) {
 // expected by the status gate first. It lists them once per event (from
 // the new object of an update: a state's name does not change), and adds
 // at low priority what the cache's first list or a resync delivers.
-func (r *SwitchReconciler) stateChanged() handler.EventHandler {
+func (r *Reconciler) stateChanged() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.enqueueSwitchesOf(ctx, e.Object, q, e.IsInInitialList, nil)
@@ -158,7 +158,7 @@ func (r *SwitchReconciler) stateChanged() handler.EventHandler {
 // before is the state before an update (nil for other events), so that a
 // change of its response is followed until they show it (expectFlip)
 // from before any of them is reconciled.
-func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool, before client.Object) {
+func (r *Reconciler) enqueueSwitchesOf(ctx context.Context, state client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], low bool, before client.Object) {
 	r.fixed.note(state)
 	if low {
 		q = lowPriority(q)
@@ -172,10 +172,10 @@ func (r *SwitchReconciler) enqueueSwitchesOf(ctx context.Context, state client.O
 
 // expectFlip has the flip tracker follow a change of a state's response
 // (before to after) to the switches of this kind that follow it (keys).
-func (r *SwitchReconciler) expectFlip(before, after client.Object, keys []types.NamespacedName) {
-	b, ok1 := before.(stateObject)
-	a, ok2 := after.(stateObject)
-	if r.flips == nil || !ok1 || !ok2 {
+func (r *Reconciler) expectFlip(before, after client.Object, keys []types.NamespacedName) {
+	b, ok1 := before.(stateViewer)
+	a, ok2 := after.(stateViewer)
+	if r.Flips == nil || !ok1 || !ok2 {
 		return
 	}
 	code0, body0 := decision.FollowedResponse(b.StateView())
@@ -183,13 +183,13 @@ func (r *SwitchReconciler) expectFlip(before, after client.Object, keys []types.
 	if code0 == code1 && body0 == body1 {
 		return
 	}
-	r.flips.Expect(flip.StateKey(after.GetNamespace(), after.GetName()), code1, body1, r.Kind.SwitchKind(), keys)
+	r.Flips.Expect(flip.StateKey(after.GetNamespace(), after.GetName()), code1, body1, r.Kind.SwitchKind(), keys)
 }
 
 // switchesOf lists the switches of this kind that a state drives: a
 // DynamicIngressState's in its namespace, a ClusterDynamicIngressState's
 // in every namespace.
-func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) []types.NamespacedName {
+func (r *Reconciler) switchesOf(ctx context.Context, state client.Object) []types.NamespacedName {
 	list := r.Kind.NewSwitchList()
 	selection := []client.ListOption{client.InNamespace(state.GetNamespace()), client.MatchingFields{index.State: state.GetName()}}
 	if _, cluster := state.(*v1beta1.ClusterDynamicIngressState); cluster {
@@ -216,8 +216,8 @@ func (r *SwitchReconciler) switchesOf(ctx context.Context, state client.Object) 
 func responseChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			before, ok1 := e.ObjectOld.(stateObject)
-			after, ok2 := e.ObjectNew.(stateObject)
+			before, ok1 := e.ObjectOld.(stateViewer)
+			after, ok2 := e.ObjectNew.(stateViewer)
 			if !ok1 || !ok2 {
 				return true
 			}
@@ -240,7 +240,7 @@ func grantChanged(before, after client.Object) bool {
 // was created, or the manager's cache first listed it), each expected by
 // the status gate first, as a flip's: the grant may now admit them, or no
 // longer.
-func (r *SwitchReconciler) namespaceRelabelled() handler.EventHandler {
+func (r *Reconciler) namespaceRelabelled() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.enqueueClusterFollowers(ctx, e.Object.GetName(), q)
@@ -253,7 +253,7 @@ func (r *SwitchReconciler) namespaceRelabelled() handler.EventHandler {
 
 // enqueueClusterFollowers enqueues the switches of this kind in namespace
 // that follow a cluster state, each expected by the status gate first.
-func (r *SwitchReconciler) enqueueClusterFollowers(ctx context.Context, namespace string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (r *Reconciler) enqueueClusterFollowers(ctx context.Context, namespace string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	list := r.Kind.NewSwitchList()
 	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		if strings.Contains(err.Error(), "unknown namespace for the cache") {

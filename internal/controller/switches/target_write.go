@@ -1,4 +1,4 @@
-package controller
+package switches
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // applyTarget applies body, rendered from rendered for the switch at
 // swKey, to existing, its target at key, found in the mode from; it keeps
 // the body for the next flip back to this mode.
-func (r *SwitchReconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered writes.RenderedFrom, from *bool) (targetResult, bool, error) {
+func (r *Reconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered writes.RenderedFrom, from *bool) (targetResult, bool, error) {
 	targetKind := r.Kind.TargetGVK().Kind
 	mode := decision.ModeName(rendered.Active())
 	rv, err := r.metadata.Apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
@@ -94,7 +94,7 @@ func applyBody(desired *unstructured.Unstructured, uid types.UID) ([]byte, error
 // object of that name appeared since it was read, where an apply would
 // take that object over. The created fields then move to the apply field
 // owner, so that later applies can remove them.
-func (r *SwitchReconciler) createTarget(ctx context.Context, key types.NamespacedName, desired *unstructured.Unstructured, mode string) (targetResult, error) {
+func (r *Reconciler) createTarget(ctx context.Context, key types.NamespacedName, desired *unstructured.Unstructured, mode string) (targetResult, error) {
 	targetKind := r.Kind.TargetGVK().Kind
 	if err := r.Create(ctx, desired, client.FieldOwner(v1beta1.FieldOwner)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -114,7 +114,7 @@ func (r *SwitchReconciler) createTarget(ctx context.Context, key types.Namespace
 // ownCreatedFields moves the fields that our create set (an Update entry
 // of our field owner) to our apply entry, guarded by resourceVersion. It
 // returns the target as it is afterwards.
-func (r *SwitchReconciler) ownCreatedFields(ctx context.Context, obj client.Object) (client.Object, error) {
+func (r *Reconciler) ownCreatedFields(ctx context.Context, obj client.Object) (client.Object, error) {
 	if !hasUpdateEntry(obj, v1beta1.FieldOwner) {
 		// The common case, decided without decoding managedFields.
 		return obj, nil
@@ -146,6 +146,6 @@ func hasUpdateEntry(obj client.Object, manager string) bool {
 
 // wroteTarget records a write that left the target at key at
 // resourceVersion, under the typed kind the cache holds it as.
-func (r *SwitchReconciler) wroteTarget(key types.NamespacedName, resourceVersion string) {
+func (r *Reconciler) wroteTarget(key types.NamespacedName, resourceVersion string) {
 	r.writes.WroteVersion(r.Kind.NewTarget(), key, resourceVersion)
 }
