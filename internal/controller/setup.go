@@ -25,6 +25,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/states"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/switches"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
@@ -73,11 +74,8 @@ type Options struct {
 }
 
 // Clock is what the controllers need of a clock: tickers for probes and
-// timers for schedule boundaries.
-type Clock interface {
-	clock.WithTicker
-	AfterFunc(d time.Duration, f func()) clock.Timer
-}
+// timers for schedule boundaries (states.Clock).
+type Clock = states.Clock
 
 // CacheOptions restricts the manager's cache of Ingresses and, when the
 // cluster serves them (see ServesHTTPRoutes), HTTPRoutes to the ones the
@@ -146,11 +144,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("setting up the expression evaluator: %w", err)
 	}
 	secretValues := secrets.NewReader(mgr.GetAPIReader(), opts.SecretRotationWindow)
-	states := NewStateReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
+	stateEngine := states.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("dynamicingressstate-controller"),
 		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns))
-	states.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
-	states.ClusterResourceNamespace = opts.ClusterResourceNamespace
-	if err := states.SetupWithManager(mgr, opts.ClusterStates); err != nil {
+	stateEngine.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
+	stateEngine.ClusterResourceNamespace = opts.ClusterResourceNamespace
+	if err := stateEngine.SetupWithManager(mgr, opts.ClusterStates); err != nil {
 		return fmt.Errorf("setting up the state controllers: %w", err)
 	}
 	if !opts.ClusterStates {
@@ -171,8 +169,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	// Each change of a state is followed until its followers show it,
 	// for the flip summary of its history entry.
 	flips := flip.NewTracker(1, time.Now)
-	flips.Notify = states.notify
-	states.flips = flips
+	flips.Notify = stateEngine.Notify
+	stateEngine.Flips = flips
 	if err := setupSwitches(mgr, target.Ingress{}, opts, gate, expressions, checks, flips); err != nil {
 		return fmt.Errorf("setting up the DynamicIngress controller: %w", err)
 	}

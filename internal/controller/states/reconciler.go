@@ -1,4 +1,9 @@
-package controller
+// Package states keeps each DynamicIngressState's and
+// ClusterDynamicIngressState's status on its current response: the fixed
+// one, what its probes show, or whether its schedule is open, with the
+// history entries and flip summaries the flip tracker gives (package flip).
+// It imports no other reconciler (docs/architecture.md).
+package states
 
 import (
 	"context"
@@ -14,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +37,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
-// StateReconciler keeps each state's status on its current response: the
+// Reconciler keeps each state's status on its current response: the
 // fixed one, what its probes show, or whether its schedule is open. It is
 // one engine for both kinds of state, DynamicIngressState and the
 // cluster-scoped ClusterDynamicIngressState: one probe scheduler, one set
@@ -39,7 +45,7 @@ import (
 // own (stateKind) that reconciles through it. Probes run in the
 // probe.Scheduler beside the controllers; a changed observation comes back
 // through the work queue of the state's kind.
-type StateReconciler struct {
+type Reconciler struct {
 	client.Client
 	Recorder  events.EventRecorder
 	Clock     Clock
@@ -55,12 +61,19 @@ type StateReconciler struct {
 	ClusterResourceNamespace string
 
 	writes *writes.OwnWrites
-	// flips has the summaries of complete flips to write on the history
+	// Flips has the summaries of complete Flips to write on the history
 	// entries of their changes; nil writes none.
-	flips *flip.Tracker
+	Flips *flip.Tracker
 	// probes and clusterProbes queue the namespaced and the cluster
 	// states whose observation changed.
 	probes, clusterProbes probeNotifications
+}
+
+// Clock is what the state engine needs of a clock: tickers for probes and
+// timers for schedule boundaries.
+type Clock interface {
+	clock.WithTicker
+	AfterFunc(d time.Duration, f func()) clock.Timer
 }
 
 // stateObject is what the engine reads and writes of either kind of state:
@@ -73,7 +86,7 @@ type stateObject interface {
 
 // stateKind adapts the engine to one kind of state.
 type stateKind struct {
-	engine *StateReconciler
+	engine *Reconciler
 	// name of the controller, and kind of the state.
 	name, kind string
 	// newObject returns an empty object of the kind.
@@ -84,27 +97,27 @@ type stateKind struct {
 	notifications *probeNotifications
 }
 
-// NewStateReconciler wires the state engine to a new probe scheduler.
+// NewReconciler wires the state engine to a new probe scheduler.
 // SetupWithManager adds the scheduler to the manager.
-func NewStateReconciler(c client.Client, recorder events.EventRecorder, clk Clock, prober *probe.Prober) *StateReconciler {
-	r := &StateReconciler{
+func NewReconciler(c client.Client, recorder events.EventRecorder, clk Clock, prober *probe.Prober) *Reconciler {
+	r := &Reconciler{
 		Client:   c,
 		Recorder: recorder,
 		Clock:    clk,
 		writes:   writes.NewOwnWrites(clk),
 	}
-	r.Scheduler = probe.NewScheduler(prober, clk, r.notify)
+	r.Scheduler = probe.NewScheduler(prober, clk, r.Notify)
 	r.Scheduler.Observe = func(key string, took time.Duration, reason probe.FailureReason) {
 		ns, name, _ := strings.Cut(key, "/")
 		metrics.ObserveProbe(ns, name, took, string(reason))
 	}
-	r.boundaries = newBoundaryTimers(clk, r.notify)
+	r.boundaries = newBoundaryTimers(clk, r.Notify)
 	return r
 }
 
-// notify queues the state with this "namespace/name" key in its kind's
+// Notify queues the state with this "namespace/name" key in its kind's
 // queue: a cluster state's key has no namespace ("/name").
-func (r *StateReconciler) notify(key string) {
+func (r *Reconciler) Notify(key string) {
 	if strings.HasPrefix(key, "/") {
 		r.clusterProbes.notify(key)
 		return
@@ -113,13 +126,13 @@ func (r *StateReconciler) notify(key string) {
 }
 
 // namespacedStates and clusterStates are the engine's two kinds.
-func (r *StateReconciler) namespacedStates() *stateKind {
+func (r *Reconciler) namespacedStates() *stateKind {
 	return &stateKind{engine: r, name: "dynamicingressstate", kind: string(v1beta1.StateKindNamespaced), notifications: &r.probes,
 		newObject:       func() stateObject { return &v1beta1.DynamicIngressState{} },
 		secretNamespace: func(key types.NamespacedName) string { return key.Namespace }}
 }
 
-func (r *StateReconciler) clusterStates() *stateKind {
+func (r *Reconciler) clusterStates() *stateKind {
 	return &stateKind{engine: r, name: "clusterdynamicingressstate", kind: string(v1beta1.StateKindCluster), notifications: &r.clusterProbes,
 		newObject:       func() stateObject { return &v1beta1.ClusterDynamicIngressState{} },
 		secretNamespace: func(types.NamespacedName) string { return r.ClusterResourceNamespace }}
@@ -169,7 +182,7 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
 			r.writes.Forget(obj, req.NamespacedName)
-			r.flips.ForgetState(key)
+			r.Flips.ForgetState(key)
 			metrics.ForgetState(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -211,19 +224,19 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	r.boundaries.set(key, nextBoundary)
 	metrics.SetStateUp(req.Namespace, req.Name, status.StatusCode != "")
-	summarised := r.flips.Summarise(key, status.History)
+	summarised := r.Flips.Summarise(key, status.History)
 	if err := r.writeStatus(ctx, obj, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	if summarised {
-		r.flips.Written(key)
+		r.Flips.Written(key)
 	}
 	return ctrl.Result{}, nil
 }
 
 // stopProbing stops the probes of a state that is not probed (any more),
 // and forgets their metrics.
-func (r *StateReconciler) stopProbing(key string, req ctrl.Request) {
+func (r *Reconciler) stopProbing(key string, req ctrl.Request) {
 	if _, probed := r.Scheduler.Observation(key); probed {
 		r.Scheduler.Remove(key)
 		metrics.ForgetProbes(req.Namespace, req.Name)
@@ -235,7 +248,7 @@ func (r *StateReconciler) stopProbing(key string, req ctrl.Request) {
 // conflict (the status too large for etcd, say), it tries to say so on the
 // Ready condition, keeping the response the status had, and returns the
 // error so that the write is retried with backoff.
-func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, status v1beta1.DynamicIngressStateStatus) error {
+func (r *Reconciler) writeStatus(ctx context.Context, state stateObject, status v1beta1.DynamicIngressStateStatus) error {
 	if equality.Semantic.DeepEqual(*state.StateStatus(), status) {
 		return nil
 	}
@@ -265,7 +278,7 @@ func (r *StateReconciler) writeStatus(ctx context.Context, state stateObject, st
 
 // reportWriteFailure sets Ready=False/StatusWriteFailed on the status as it
 // was, when that differs from what is there, and returns writeErr.
-func (r *StateReconciler) reportWriteFailure(ctx context.Context, before stateObject, writeErr error) error {
+func (r *Reconciler) reportWriteFailure(ctx context.Context, before stateObject, writeErr error) error {
 	state := before.DeepCopyObject().(stateObject)
 	cond := statusWriteFailedCondition(state.GetGeneration(), writeErr)
 	prev := meta.FindStatusCondition(state.StateStatus().Conditions, v1beta1.ConditionReady)
@@ -283,7 +296,7 @@ func (r *StateReconciler) reportWriteFailure(ctx context.Context, before stateOb
 // SetupWithManager registers the probe scheduler and a controller for
 // DynamicIngressStates and, with clusterStates, one for
 // ClusterDynamicIngressStates, both reconciling through this engine.
-func (r *StateReconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool) error {
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
 	}
