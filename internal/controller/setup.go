@@ -25,6 +25,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/notifiers"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/states"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/switches"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
@@ -72,6 +73,9 @@ type Options struct {
 	// DefaultFlipStalledAfter when zero (--flip-stalled-after).
 	FlipStalledAfter time.Duration
 }
+
+// DefaultFlipStalledAfter is --flip-stalled-after's default.
+const DefaultFlipStalledAfter = notifiers.DefaultFlipStalledAfter
 
 // Clock is what the controllers need of a clock: tickers for probes and
 // timers for schedule boundaries (states.Clock).
@@ -202,13 +206,13 @@ const sinkAnswerBytes = 4 << 10
 func setupNotifiers(mgr ctrl.Manager, opts Options, secretValues *secrets.Reader, flips *flip.Tracker) error {
 	stalled := opts.FlipStalledAfter
 	if stalled <= 0 {
-		stalled = DefaultFlipStalledAfter
+		stalled = notifiers.DefaultFlipStalledAfter
 	}
-	r := &NotifierReconciler{
+	r := &notifiers.Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Sender:       probe.NewProber(opts.Guard, sinkAnswerBytes).WithSecrets(secretValues),
 		StalledAfter: stalled, ClusterStates: opts.ClusterStates, Switches: []target.Kind{target.Ingress{}},
-		flips: flips,
+		Flips: flips,
 	}
 	if opts.HTTPRoutes {
 		r.Switches = append(r.Switches, target.HTTPRoute{})

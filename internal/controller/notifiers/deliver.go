@@ -1,4 +1,4 @@
-package controller
+package notifiers
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type deliveryOutcome struct {
 
 // deliver sends events in order, each once delivered, refused, or not
 // wanted (n.Spec.Events), until one fails in a way worth retrying.
-func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngressNotifier, events []notify.Event,
+func (r *Reconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngressNotifier, events []notify.Event,
 	delivered []v1beta1.DeliveredState, sentOverrides *[]v1beta1.DeliveredOverride) deliveryOutcome {
 	var out deliveryOutcome
 	key := types.NamespacedName{Namespace: n.Namespace, Name: n.Name}
@@ -95,7 +95,7 @@ func (r *NotifierReconciler) deliver(ctx context.Context, n *v1beta1.DynamicIngr
 // send posts e to n's sink once: the result (notify.ResultDelivered, or
 // what went wrong), whether to send it again, and the condition reason of
 // a failure.
-func (r *NotifierReconciler) send(ctx context.Context, n *v1beta1.DynamicIngressNotifier, e notify.Event) (result string, retry bool, reason string) {
+func (r *Reconciler) send(ctx context.Context, n *v1beta1.DynamicIngressNotifier, e notify.Event) (result string, retry bool, reason string) {
 	body, contentType, err := notify.Body(e, n.Spec.Sink.Format)
 	if err != nil {
 		return "could not be written: " + err.Error(), false, v1beta1.ReasonDeliveryFailing
@@ -121,7 +121,7 @@ func (r *NotifierReconciler) send(ctx context.Context, n *v1beta1.DynamicIngress
 // enter takes one of key's namespace's sending turns for the notifier
 // key; false when the namespace has none free, and key is then woken
 // when one is.
-func (r *NotifierReconciler) enter(key types.NamespacedName) bool {
+func (r *Reconciler) enter(key types.NamespacedName) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sending[key.Namespace] >= deliveriesPerNamespace {
@@ -136,7 +136,7 @@ func (r *NotifierReconciler) enter(key types.NamespacedName) bool {
 
 // leave gives a namespace's turn back, and wakes the notifier that has
 // waited for it longest: its turn wakes the next one when it leaves.
-func (r *NotifierReconciler) leave(namespace string) {
+func (r *Reconciler) leave(namespace string) {
 	r.mu.Lock()
 	if r.sending[namespace]--; r.sending[namespace] <= 0 {
 		delete(r.sending, namespace)
@@ -156,7 +156,7 @@ func (r *NotifierReconciler) leave(namespace string) {
 
 // requeue has the notifier key reconciled again (unless the manager is
 // stopping).
-func (r *NotifierReconciler) requeue(key types.NamespacedName) {
+func (r *Reconciler) requeue(key types.NamespacedName) {
 	select {
 	case r.wakeups <- event.GenericEvent{Object: &v1beta1.DynamicIngressNotifier{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
 	case <-r.stopping:
@@ -165,7 +165,7 @@ func (r *NotifierReconciler) requeue(key types.NamespacedName) {
 
 // setFailures resets (add 0) or counts one more (add 1) consecutive
 // failure of the notifier key, and returns the count.
-func (r *NotifierReconciler) setFailures(key types.NamespacedName, add int) int {
+func (r *Reconciler) setFailures(key types.NamespacedName, add int) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if add == 0 {
@@ -178,7 +178,7 @@ func (r *NotifierReconciler) setFailures(key types.NamespacedName, add int) int 
 }
 
 // setRetryAt sets when the notifier key may send again.
-func (r *NotifierReconciler) setRetryAt(key types.NamespacedName, at time.Time) {
+func (r *Reconciler) setRetryAt(key types.NamespacedName, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retryAt[key] = at
@@ -186,14 +186,14 @@ func (r *NotifierReconciler) setRetryAt(key types.NamespacedName, at time.Time) 
 
 // waitBeforeRetry is how long the notifier key must still wait before its
 // next attempt; zero when it may send.
-func (r *NotifierReconciler) waitBeforeRetry(key types.NamespacedName, now time.Time) time.Duration {
+func (r *Reconciler) waitBeforeRetry(key types.NamespacedName, now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return max(r.retryAt[key].Sub(now), 0)
 }
 
 // forget drops what is kept of a deleted notifier.
-func (r *NotifierReconciler) forget(key types.NamespacedName) {
+func (r *Reconciler) forget(key types.NamespacedName) {
 	r.setFailures(key, 0)
 	metrics.ForgetNotifier(key.Namespace, key.Name)
 }

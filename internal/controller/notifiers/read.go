@@ -1,4 +1,4 @@
-package controller
+package notifiers
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // readStates reads the states n names: those it may send about, each with
 // what was delivered of it (notify.Start when nothing was), and the others.
-func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicIngressNotifier) ([]notify.State, []v1beta1.DeliveredState, []notify.Unread, error) {
+func (r *Reconciler) readStates(ctx context.Context, n *v1beta1.DynamicIngressNotifier) ([]notify.State, []v1beta1.DeliveredState, []notify.Unread, error) {
 	var states []notify.State
 	var delivered []v1beta1.DeliveredState
 	var unread []notify.Unread
@@ -39,7 +39,7 @@ func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicI
 		if !ref.IsCluster() {
 			s.Namespace = n.Namespace
 		}
-		s.Flip = r.flips.Progress(flip.StateKey(s.Namespace, ref.Name), n.Namespace)
+		s.Flip = r.Flips.Progress(flip.StateKey(s.Namespace, ref.Name), n.Namespace)
 		d, ok := notify.Find(n.Status.Delivered, ref)
 		if !ok || d.UID != s.UID {
 			d = notify.Start(s)
@@ -52,7 +52,7 @@ func (r *NotifierReconciler) readStates(ctx context.Context, n *v1beta1.DynamicI
 
 // overrides are the override audits of the switches in n's namespace that
 // follow a state n names, each switch once.
-func (r *NotifierReconciler) overrides(ctx context.Context, n *v1beta1.DynamicIngressNotifier) ([]notify.Override, error) {
+func (r *Reconciler) overrides(ctx context.Context, n *v1beta1.DynamicIngressNotifier) ([]notify.Override, error) {
 	seen := map[string]bool{}
 	var out []notify.Override
 	for _, ref := range n.Spec.States {

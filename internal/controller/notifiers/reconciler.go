@@ -1,4 +1,9 @@
-package controller
+// Package notifiers sends the changes of the states a
+// DynamicIngressNotifier names, and the override audits of their
+// followers, to its sink: what to send and in which format is package
+// notify's; the flip progress comes from the flip tracker (package flip).
+// It imports no other reconciler (docs/architecture.md).
+package notifiers
 
 import (
 	"context"
@@ -34,7 +39,7 @@ import (
 )
 
 // The notifier controller's flow and watches; reading what it names is in
-// notifier_read.go, sending in notifier_deliver.go, and what to send and
+// read.go, sending in deliver.go, and what to send and
 // in which format in package notify (docs/notifications.md).
 
 // DefaultFlipStalledAfter is --flip-stalled-after's default.
@@ -43,11 +48,11 @@ const DefaultFlipStalledAfter = time.Minute
 // notifierWorkers is how many notifiers send at once.
 const notifierWorkers = 4
 
-// NotifierReconciler sends the changes of the states a
+// Reconciler sends the changes of the states a
 // DynamicIngressNotifier names to its sink. It runs on the leader only, as
 // every controller of the manager does. What it delivered is kept in the
 // notifier's status, so a new leader goes on where the last one stopped.
-type NotifierReconciler struct {
+type Reconciler struct {
 	client.Client
 	// Live reads the notifier itself: the delivered record must be the
 	// last one written, never a cached copy older than it.
@@ -62,7 +67,7 @@ type NotifierReconciler struct {
 	// sent.
 	Switches []target.Kind
 
-	flips *flip.Tracker
+	Flips *flip.Tracker
 	now   func() time.Time
 
 	mu sync.Mutex
@@ -93,7 +98,7 @@ type NotifierReconciler struct {
 // and records it in its status. The sending itself runs beside the
 // workers (deliverInTurn): a slow sink holds its namespace's turn, never
 // one of the workers the other namespaces' notifiers need.
-func (r *NotifierReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// The namespace's turn first: a notifier waiting for it sends no
 	// request to the API server, and is woken when the turn is free.
 	if !r.enter(req.NamespacedName) {
@@ -169,7 +174,7 @@ type notifierTurn struct {
 // the namespace's turn until the record is written; then it leaves the
 // turn and has the notifier reconciled again, which decides (from the
 // record, the failures and the clock) when it sends next.
-func (r *NotifierReconciler) deliverInTurn(ctx context.Context, t *notifierTurn) {
+func (r *Reconciler) deliverInTurn(ctx context.Context, t *notifierTurn) {
 	defer r.running.Done()
 	key := types.NamespacedName{Namespace: t.n.Namespace, Name: t.n.Name}
 	outcome := r.deliver(ctx, t.n, t.events, t.delivered, &t.sentOverrides)
@@ -182,7 +187,7 @@ func (r *NotifierReconciler) deliverInTurn(ctx context.Context, t *notifierTurn)
 
 // record writes what a turn delivered (or, without deliveries, what it
 // read) into the notifier's status, and says when to look again.
-func (r *NotifierReconciler) record(ctx context.Context, t *notifierTurn, outcome deliveryOutcome) (ctrl.Result, error) {
+func (r *Reconciler) record(ctx context.Context, t *notifierTurn, outcome deliveryOutcome) (ctrl.Result, error) {
 	n := t.n
 	n.Status.Delivered = notify.Merge(n.Spec.States, t.states, t.delivered, t.unread, n.Status.Delivered)
 	n.Status.Overrides = t.sentOverrides
@@ -211,7 +216,7 @@ func (r *NotifierReconciler) record(ctx context.Context, t *notifierTurn, outcom
 // SetupWithManager registers the notifier controller: it watches
 // notifiers, the states they name, and the override audits of switches.
 // It uses index.NotifierState (index.Setup registers it).
-func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -254,7 +259,7 @@ func (r *NotifierReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // stateToNotifiers are the notifiers that name a state.
-func (r *NotifierReconciler) stateToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) stateToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
 	ref := v1beta1.StateReference{Name: o.GetName()}
 	opts := []client.ListOption{}
 	if o.GetNamespace() == "" {
@@ -269,7 +274,7 @@ func (r *NotifierReconciler) stateToNotifiers(ctx context.Context, o client.Obje
 // namespaceToNotifiers are the notifiers of a namespace whose labels
 // changed (or became known) that name a cluster state: its grant may now
 // admit the namespace, or no longer.
-func (r *NotifierReconciler) namespaceToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) namespaceToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1beta1.DynamicIngressNotifierList{}
 	if err := r.List(ctx, list, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
 		if !strings.Contains(err.Error(), "unknown namespace for the cache") {
@@ -289,11 +294,11 @@ func (r *NotifierReconciler) namespaceToNotifiers(ctx context.Context, o client.
 
 // switchToNotifiers are the notifiers of a switch's namespace: one of them
 // may name a state it follows.
-func (r *NotifierReconciler) switchToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) switchToNotifiers(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.listNotifiers(ctx, client.InNamespace(o.GetNamespace()))
 }
 
-func (r *NotifierReconciler) listNotifiers(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+func (r *Reconciler) listNotifiers(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &v1beta1.DynamicIngressNotifierList{}
 	if err := r.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list DynamicIngressNotifiers")
