@@ -99,7 +99,7 @@ RELEASE_E2E_PKGS = ./test/image/...
 RELEASE_ONLY_MODULES = helm\.sh/|github\.com/spdx/|github\.com/google/go-containerregistry
 
 .PHONY: test
-test: verify-generated vet lint envtest-assets traefik helm build ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
+test: verify-generated vet lint test-binaries ## Run every test: generated files, vet, gofmt, the demo once, every package (unit, envtest, e2e), the cache guard under -race, and the small bench run.
 	@test -z "$$(gofmt -l api cmd internal test hack/release 2>/dev/null)" || { echo "gofmt needed:"; gofmt -l api cmd internal test hack/release; exit 1; }
 	@if go list -deps ./cmd/... | grep -qE '^(testing|github.com/onsi/gomega)$$'; then echo "a binary under cmd/ links testing or gomega: keep test helpers in test/"; exit 1; fi
 	@if go list -m all | grep -E '^($(RELEASE_ONLY_MODULES))'; then echo "the operator's go.mod requires release tooling (above): keep it in $(RELEASE_MODULE)/go.mod"; exit 1; fi
@@ -116,6 +116,12 @@ test: verify-generated vet lint envtest-assets traefik helm build ## Run every t
 	BENCH=small BENCH_MANAGER=$(LOCALBIN)/manager BENCH_COMMAND='make test' \
 	  go test $(GO_TEST_FLAGS) -timeout 10m -run '^TestBenchSmall$$' ./test/bench/ > $(LOCALBIN)/bench-small.log 2>&1 || { cat $(LOCALBIN)/bench-small.log; exit 1; }
 	@echo "make bench-small: every measure ran (table in bin/bench-small.log)"
+
+# The binaries make test runs, built two at a time: on a fresh clone each
+# is mostly a link from the Go build cache, and one link uses about one core.
+.PHONY: test-binaries
+test-binaries:
+	$(MAKE) --no-print-directory -j2 envtest-assets traefik helm build
 
 .PHONY: test-unit
 test-unit: ## The pure packages, with the race detector (seconds).
