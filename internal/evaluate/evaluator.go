@@ -75,6 +75,8 @@ type verdictJob struct {
 	claimed  bool
 }
 
+// NewEvaluator returns an evaluator that takes its evaluations' turns
+// from turns; it evaluates nothing until it is started.
 func NewEvaluator(turns *fairshare.Turns) *Evaluator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Evaluator{turns: turns, ctx: ctx, cancel: cancel,

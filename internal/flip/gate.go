@@ -119,6 +119,7 @@ type gateKey struct {
 	key  types.NamespacedName
 }
 
+// NewGate returns a gate on clk that holds a status at most maxHold.
 func NewGate(clk clock.PassiveClock, maxHold time.Duration) *Gate {
 	return &Gate{clock: clk, maxHold: maxHold, namespaces: map[string]*namespaceGate{},
 		releasers: map[string]func(types.NamespacedName){}}
@@ -263,13 +264,6 @@ func runAll(calls []func()) {
 	}
 }
 
-// hold reports whether the status write of the switch of kind at key is
-// to wait, and for how long at most: the switch is released as soon as no
-// target of its namespace is pending, and is to be reconciled again after
-// the returned duration in any case. write says whether the reconcile has
-// a status to write: one that has not is never held, and neither is one
-// whose target write failed (its status says so at once). When hold
-// reports false, the status, if any, is written; call written once it is.
 // TargetsPending reports whether targets of a state change are still to be
 // written in namespace (within the bound of maxHold, as for statuses): the
 // served checks of the namespace wait for them (served.Checks.Busy).
@@ -280,6 +274,13 @@ func (g *Gate) TargetsPending(namespace string) bool {
 	return ok && len(ns.pending) > 0 && g.clock.Now().Sub(ns.since) < g.maxHold
 }
 
+// Hold reports whether the status write of the switch of kind at key is
+// to wait, and for how long at most: the switch is released as soon as no
+// target of its namespace is pending, and is to be reconciled again after
+// the returned duration in any case. write says whether the reconcile has
+// a status to write: one that has not is never held, and neither is one
+// whose target write failed (its status says so at once). When Hold
+// reports false, the status, if any, is written; call Written once it is.
 func (g *Gate) Hold(kind string, key types.NamespacedName, write bool) (bool, time.Duration) {
 	g.mu.Lock()
 	held, left := g.holdLocked(g.namespaceLocked(key.Namespace), gateKey{kind, key}, write)

@@ -51,6 +51,8 @@ type flipDone struct {
 	summary    v1beta1.FlipSummary
 }
 
+// NewTracker returns a tracker for engines switch engines (kinds), on the
+// clock now.
 func NewTracker(engines int, now func() time.Time) *Tracker {
 	return &Tracker{Engines: engines, now: now, flips: map[string]*flip{}, completed: map[string]flipDone{}}
 }

@@ -121,6 +121,8 @@ type servedGroup struct {
 	nudge chan struct{}
 }
 
+// NewChecks returns the served checks, sending through prober and
+// evaluating expressions in turns (nil: at once); a Runnable.
 func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
@@ -177,6 +179,7 @@ func servedPeriod(spec *v1beta1.ServedCheck) time.Duration {
 	return DefaultServedPeriod
 }
 
+// Timeout is how long after a write spec's shape must be served.
 func Timeout(spec *v1beta1.ServedCheck) time.Duration {
 	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
 		return spec.Timeout.Duration

@@ -98,6 +98,7 @@ func RenderedFromSwitch(sw target.Switch, active bool) RenderedFrom {
 		inputs: renderInputs{namespace: sw.GetNamespace(), name: sw.GetName()}}
 }
 
+// NewAppliedTargets returns an empty record of applied targets.
 func NewAppliedTargets() *AppliedTargets {
 	return &AppliedTargets{applied: map[types.NamespacedName]appliedTarget{}, bodies: map[types.NamespacedName]*[2]keptBody{}}
 }

@@ -30,6 +30,7 @@ type MetadataWrites struct {
 	resources map[schema.GroupVersionKind]schema.GroupVersionResource
 }
 
+// NewMetadataWrites returns the metadata-only writer of mgr's cluster.
 func NewMetadataWrites(mgr ctrl.Manager) (*MetadataWrites, error) {
 	client, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {

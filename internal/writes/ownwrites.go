@@ -65,6 +65,7 @@ type ownWrite struct {
 	at      time.Time
 }
 
+// NewOwnWrites returns an empty memory of own writes on clk.
 func NewOwnWrites(clk clock.PassiveClock) *OwnWrites {
 	return &OwnWrites{clock: clk, writes: map[ownWriteKey]ownWrite{}}
 }
