@@ -109,9 +109,13 @@ test: verify-generated vet lint test-binaries ## Run every test: generated files
 	@# given, two at a time on 2 cores, and the end-to-end suite (about 7
 	@# min) started last would run alone at the end.
 	go test $(GO_TEST_FLAGS) ./test/e2e/ ./internal/controller/ ./...
-	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) ./...
-	@# The cache guard again under the race detector (make test-race).
-	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/
+	@# The release module's tests (output in bin/release-test.log) beside
+	@# the cache guard under the race detector (make test-race).
+	@(cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) ./...) > $(LOCALBIN)/release-test.log 2>&1 & release=$$!; \
+	echo "cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) ./...  (beside the next)"; \
+	echo "go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/"; \
+	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/ || { wait $$release; exit 1; }; \
+	if wait $$release; then cat $(LOCALBIN)/release-test.log; else cat $(LOCALBIN)/release-test.log; exit 1; fi
 	@# Every measure of make bench at N=50 (structure, not speed: no figure is a pass mark).
 	BENCH=small BENCH_MANAGER=$(LOCALBIN)/manager BENCH_COMMAND='make test' \
 	  go test $(GO_TEST_FLAGS) -timeout 10m -run '^TestBenchSmall$$' ./test/bench/ > $(LOCALBIN)/bench-small.log 2>&1 || { cat $(LOCALBIN)/bench-small.log; exit 1; }
