@@ -8,6 +8,7 @@ package decision
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -254,4 +255,11 @@ func Selected(kind target.Kind, sw target.Switch, state *v1beta1.DynamicIngressS
 		current = liveMode(kind, sw, live, nil)
 	}
 	return followState(sw, state, current, nil)
+}
+
+// FormatAfter writes how long after a write something happened as a
+// status shows it: seconds with two decimals ("1.25s"), as in a flip
+// summary's completedAfter and a served check's after.
+func FormatAfter(d time.Duration) string {
+	return fmt.Sprintf("%.2fs", d.Seconds())
 }

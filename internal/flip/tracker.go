@@ -1,7 +1,6 @@
 package flip
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -160,7 +159,7 @@ func (t *Tracker) completeLocked(key string, f *flip) {
 		return
 	}
 	t.completed[key] = flipDone{code: f.code, body: f.body, summary: v1beta1.FlipSummary{
-		Followers: int32(f.followers), Namespaces: int32(len(f.namespaces)), CompletedAfter: formatAfter(t.now().Sub(f.started))}}
+		Followers: int32(f.followers), Namespaces: int32(len(f.namespaces)), CompletedAfter: decision.FormatAfter(t.now().Sub(f.started))}}
 	if t.Notify != nil {
 		go t.Notify(key)
 	}
@@ -236,9 +235,4 @@ func (t *Tracker) Written(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.completed, key)
-}
-
-// formatAfter writes a flip's duration as its summary shows it.
-func formatAfter(d time.Duration) string {
-	return fmt.Sprintf("%.2fs", d.Seconds())
 }

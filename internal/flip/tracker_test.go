@@ -70,7 +70,7 @@ func TestFlipTrackerForgetsARepointedSwitch(t *testing.T) {
 	if !tracker.Summarise("shop/killswitch", history) {
 		t.Fatal("the flip left by a has no summary to write")
 	}
-	if diff := cmp.Diff(&v1beta1.FlipSummary{Followers: 2, Namespaces: 1, CompletedAfter: formatAfter(0)}, history[0].Flip); diff != "" {
+	if diff := cmp.Diff(&v1beta1.FlipSummary{Followers: 2, Namespaces: 1, CompletedAfter: decision.FormatAfter(0)}, history[0].Flip); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 	tracker.Written("shop/killswitch")

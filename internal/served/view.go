@@ -96,12 +96,12 @@ func decidedView(spec *v1beta1.ServedCheck, active bool, mode v1beta1.Mode, resu
 		}
 		cond.Status, cond.Reason = metav1.ConditionUnknown, v1beta1.ReasonChecking
 		cond.Message = fmt.Sprintf("%s answers as the %s shape does (%s after the target was written); %s",
-			probe.RedactURL(spec.URL), decision.ModeName(active), formatAfter(result.After), parents())
+			probe.RedactURL(spec.URL), decision.ModeName(active), decision.FormatAfter(result.After), parents())
 		return View{Cond: &cond, Status: status.Served}
 	case result.Served:
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1beta1.ReasonServed
-		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), formatAfter(result.After))
-		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: formatAfter(result.After)}
+		cond.Message = fmt.Sprintf("%s mode served %s after the target was written", decision.ModeName(active), decision.FormatAfter(result.After))
+		served := &v1beta1.ServedStatus{Mode: mode, Since: metav1.NewTime(result.at.Truncate(time.Second)), After: decision.FormatAfter(result.After)}
 		if prev := status.Served; prev != nil && prev.Mode == mode && prev.After == served.After {
 			served = prev
 		}
@@ -111,9 +111,4 @@ func decidedView(spec *v1beta1.ServedCheck, active bool, mode v1beta1.Mode, resu
 	cond.Message = fmt.Sprintf("%s mode not served within %s after the target was written: %s answered %s",
 		decision.ModeName(active), Timeout(spec), probe.RedactURL(spec.URL), result.Last)
 	return View{Cond: &cond, Status: status.Served}
-}
-
-// formatAfter is a duration as status.served.after shows it: "2.31s".
-func formatAfter(d time.Duration) string {
-	return fmt.Sprintf("%.2fs", d.Seconds())
 }
