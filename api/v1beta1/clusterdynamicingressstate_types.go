@@ -95,12 +95,14 @@ type FollowerNamespaces struct {
 // ClusterDynamicIngressStateSpec is a DynamicIngressState's spec (exactly
 // one source of a response) and the grant of the namespaces that may
 // follow it.
-// The rule "exactly one of fixedResponse, probe and schedule" comes with
-// the embedded DynamicIngressStateSpec.
+// The rule "exactly one of fixedResponse, probe, schedule and service"
+// comes with the embedded DynamicIngressStateSpec.
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || has(self.service.namespace)",message="a ClusterDynamicIngressState's service needs a namespace",fieldPath=".service.namespace"
 type ClusterDynamicIngressStateSpec struct {
-	// The source of the response: exactly one of fixedResponse, probe and
-	// schedule, as in a DynamicIngressState. A probe header's Secret is in
-	// the manager's cluster resource namespace.
+	// The source of the response: exactly one of fixedResponse, probe,
+	// schedule and service, as in a DynamicIngressState. A probe header's
+	// Secret is in the manager's cluster resource namespace; a service
+	// names its namespace.
 	DynamicIngressStateSpec `json:",inline"`
 
 	// followers is the grant: the namespaces whose switches may follow

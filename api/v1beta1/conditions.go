@@ -82,6 +82,12 @@ const (
 	ReasonProbeSucceeded = "ProbeSucceeded"
 	// ReasonScheduled: the response comes from the state's schedule.
 	ReasonScheduled = "Scheduled"
+	// ReasonEndpointsCounted: the response comes from the ready endpoints
+	// of the state's Service.
+	ReasonEndpointsCounted = "EndpointsCounted"
+	// ReasonServiceNotFound: the state's Service does not exist; the state
+	// has no response.
+	ReasonServiceNotFound = "ServiceNotFound"
 	// ReasonInvalidSchedule: spec.schedule cannot be read (an object that
 	// bypassed admission); the state has no response.
 	ReasonInvalidSchedule = "InvalidSchedule"

@@ -75,3 +75,51 @@ func (p *HTTPProbe) SuccessThresholdOrDefault() int32 {
 	}
 	return DefaultProbeSuccessThreshold
 }
+
+// Service source defaults.
+const (
+	DefaultServiceMinReady         = 1
+	DefaultServiceUnavailableAfter = 10 * time.Second
+	DefaultServiceAvailableAfter   = 30 * time.Second
+)
+
+// Default fills in what is unset: minReady 1, unavailableAfter 10s,
+// availableAfter 30s. The defaulting webhook applies it; the controller
+// reads through the OrDefault accessors, for objects that bypassed it.
+func (s *ServiceSource) Default() {
+	if s.MinReady == nil {
+		s.MinReady = ptr.To[int32](DefaultServiceMinReady)
+	}
+	if s.UnavailableAfter == nil {
+		s.UnavailableAfter = &metav1.Duration{Duration: DefaultServiceUnavailableAfter}
+	}
+	if s.AvailableAfter == nil {
+		s.AvailableAfter = &metav1.Duration{Duration: DefaultServiceAvailableAfter}
+	}
+}
+
+// MinReadyOrDefault is spec.service.minReady, or 1 when unset.
+func (s *ServiceSource) MinReadyOrDefault() int {
+	if s.MinReady != nil {
+		return int(*s.MinReady)
+	}
+	return DefaultServiceMinReady
+}
+
+// UnavailableAfterOrDefault is spec.service.unavailableAfter, or 10s when
+// unset.
+func (s *ServiceSource) UnavailableAfterOrDefault() time.Duration {
+	if s.UnavailableAfter != nil {
+		return s.UnavailableAfter.Duration
+	}
+	return DefaultServiceUnavailableAfter
+}
+
+// AvailableAfterOrDefault is spec.service.availableAfter, or 30s when
+// unset.
+func (s *ServiceSource) AvailableAfterOrDefault() time.Duration {
+	if s.AvailableAfter != nil {
+		return s.AvailableAfter.Duration
+	}
+	return DefaultServiceAvailableAfter
+}

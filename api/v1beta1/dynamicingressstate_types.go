@@ -5,9 +5,9 @@ import (
 )
 
 // DynamicIngressStateSpec holds exactly one source of a response: a fixed
-// one, edited by hand, an HTTP endpoint that the operator probes, or a
-// schedule of maintenance windows.
-// +kubebuilder:validation:XValidation:rule="(has(self.fixedResponse) ? 1 : 0) + (has(self.probe) ? 1 : 0) + (has(self.schedule) ? 1 : 0) == 1",message="exactly one of fixedResponse, probe and schedule must be set"
+// one, edited by hand, an HTTP endpoint that the operator probes, a
+// schedule of maintenance windows, or a Service's ready endpoints.
+// +kubebuilder:validation:XValidation:rule="(has(self.fixedResponse) ? 1 : 0) + (has(self.probe) ? 1 : 0) + (has(self.schedule) ? 1 : 0) + (has(self.service) ? 1 : 0) == 1",message="exactly one of fixedResponse, probe, schedule and service must be set"
 type DynamicIngressStateSpec struct {
 	// fixedResponse is a response set by hand.
 	// +optional
@@ -22,6 +22,54 @@ type DynamicIngressStateSpec struct {
 	// outside.
 	// +optional
 	Schedule *Schedule `json:"schedule,omitempty"`
+
+	// service is a Service whose ready endpoints give the response:
+	// statusCode "200" with body {"available":true} while at least
+	// minReady endpoints are ready, "503" with {"available":false}
+	// otherwise, each only after the count has stayed on its side of
+	// minReady for availableAfter or unavailableAfter.
+	// +optional
+	Service *ServiceSource `json:"service,omitempty"`
+}
+
+// ServiceSource is a Service whose ready endpoints a state counts, and how
+// long a change of the count must hold before the response follows it.
+type ServiceSource struct {
+	// name of the Service.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// namespace of the Service: required on a ClusterDynamicIngressState;
+	// on a DynamicIngressState it may only be the state's own namespace
+	// (the default).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// minReady is how many ready endpoints the Service needs to be
+	// available, 1 to 100000. Defaults to 1.
+	// +optional
+	// +default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MinReady *int32 `json:"minReady,omitempty"`
+
+	// unavailableAfter is how long the count must stay below minReady
+	// before the response turns to 503, 0s to 1h. Defaults to 10s.
+	// +optional
+	// +default="10s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="must be at least 0s and at most 1h"
+	UnavailableAfter *metav1.Duration `json:"unavailableAfter,omitempty"`
+
+	// availableAfter is how long the count must stay at or above minReady
+	// before the response turns to 200 again, 0s to 1h. Defaults to 30s.
+	// +optional
+	// +default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="must be at least 0s and at most 1h"
+	AvailableAfter *metav1.Duration `json:"availableAfter,omitempty"`
 }
 
 // Schedule is a set of maintenance windows.
@@ -223,7 +271,7 @@ type SecretKeySelector struct {
 }
 
 // StateMode says where a state's response comes from.
-// +kubebuilder:validation:Enum=Fixed;Probe;Schedule
+// +kubebuilder:validation:Enum=Fixed;Probe;Schedule;Service
 type StateMode string
 
 const (
@@ -233,6 +281,8 @@ const (
 	StateModeProbe StateMode = "Probe"
 	// StateModeSchedule means the response comes from spec.schedule.
 	StateModeSchedule StateMode = "Schedule"
+	// StateModeService means the response comes from spec.service.
+	StateModeService StateMode = "Service"
 )
 
 // DynamicIngressStateStatus is the current response of a state.
@@ -248,7 +298,8 @@ type DynamicIngressStateStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// mode is Fixed, Probe or Schedule, after the field set in spec.
+	// mode is Fixed, Probe, Schedule or Service, after the field set in
+	// spec.
 	// +optional
 	Mode StateMode `json:"mode,omitempty"`
 
@@ -293,7 +344,7 @@ type DynamicIngressStateStatus struct {
 const MaxHistory = 20
 
 // HistoryCause is what made a state's response change.
-// +kubebuilder:validation:Enum=Fixed;Probe;Schedule;NoResponse
+// +kubebuilder:validation:Enum=Fixed;Probe;Schedule;Service;NoResponse
 type HistoryCause string
 
 // The causes of a response change.
@@ -304,6 +355,9 @@ const (
 	HistoryCauseProbe HistoryCause = "Probe"
 	// HistoryCauseSchedule: a window opened or closed.
 	HistoryCauseSchedule HistoryCause = "Schedule"
+	// HistoryCauseService: the Service's ready endpoints crossed minReady
+	// and stayed across.
+	HistoryCauseService HistoryCause = "Service"
 	// HistoryCauseNoResponse: the state lost its response.
 	HistoryCauseNoResponse HistoryCause = "NoResponse"
 )
@@ -332,7 +386,7 @@ type HistoryEntry struct {
 	// +kubebuilder:validation:MaxLength=71
 	BodyDigest string `json:"bodyDigest,omitempty"`
 
-	// cause of the change: Fixed, Probe, Schedule or NoResponse.
+	// cause of the change: Fixed, Probe, Schedule, Service or NoResponse.
 	// +required
 	Cause HistoryCause `json:"cause"`
 
