@@ -188,6 +188,7 @@ func run() error {
 		ClusterStates:                clusterStates,
 		ClusterResourceNamespace:     clusterResourceNS,
 		FlipStalledAfter:             flipStalledAfter,
+		Namespaces:                   watched,
 	}); err != nil {
 		return err
 	}

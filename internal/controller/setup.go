@@ -28,6 +28,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/notifiers"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/states"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller/switches"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/endpoints"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
@@ -72,6 +73,9 @@ type Options struct {
 	// notifiers send FlipStalled when not every follower shows it;
 	// DefaultFlipStalledAfter when zero (--flip-stalled-after).
 	FlipStalledAfter time.Duration
+	// Namespaces the manager watches; every namespace when empty. Service
+	// states count the endpoints of Services in these namespaces only.
+	Namespaces []string
 }
 
 // DefaultFlipStalledAfter is --flip-stalled-after's default.
@@ -152,7 +156,19 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		opts.Clock, probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns))
 	stateEngine.MaxConcurrentReconciles = opts.StateMaxConcurrentReconciles
 	stateEngine.ClusterResourceNamespace = opts.ClusterResourceNamespace
-	if err := stateEngine.SetupWithManager(mgr, opts.ClusterStates); err != nil {
+	// Service states count ready endpoints from a projection of the
+	// cluster's EndpointSlices (docs/behaviour.md, "A state that follows a
+	// Service").
+	stateEngine.Endpoints = endpoints.NewTracker()
+	stateEngine.Endpoints.Notify = stateEngine.ServiceChanged
+	serviceWatch, err := endpoints.NewWatch(mgr.GetConfig(), stateEngine.Endpoints, opts.Namespaces)
+	if err != nil {
+		return fmt.Errorf("setting up the watch of Services and EndpointSlices: %w", err)
+	}
+	if err := mgr.Add(serviceWatch); err != nil {
+		return fmt.Errorf("setting up the watch of Services and EndpointSlices: %w", err)
+	}
+	if err := stateEngine.SetupWithManager(ctx, mgr, opts.ClusterStates); err != nil {
 		return fmt.Errorf("setting up the state controllers: %w", err)
 	}
 	if !opts.ClusterStates {

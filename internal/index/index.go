@@ -7,6 +7,8 @@ import (
 	"context"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -28,7 +30,40 @@ const (
 	// NotifierState indexes DynamicIngressNotifiers by the states they
 	// name (NotifierStateKey), so a state's change finds its notifiers.
 	NotifierState = "spec.states"
+	// Service indexes states of either kind by the Service they follow
+	// (ServiceKey), so a change of its ready endpoints finds them.
+	Service = "spec.service"
 )
+
+// ServiceKey is the Service index key of a Service: "namespace/name".
+func ServiceKey(key types.NamespacedName) string { return key.String() }
+
+// SetupStates registers the Service index of DynamicIngressStates and, with
+// clusterStates, of ClusterDynamicIngressStates.
+func SetupStates(ctx context.Context, indexer client.FieldIndexer, clusterStates bool) error {
+	objs := []client.Object{&v1beta1.DynamicIngressState{}}
+	if clusterStates {
+		objs = append(objs, &v1beta1.ClusterDynamicIngressState{})
+	}
+	for _, obj := range objs {
+		err := indexer.IndexField(ctx, obj, Service, func(o client.Object) []string {
+			state := o.(interface{ StateView() *v1beta1.DynamicIngressState }).StateView()
+			src := state.Spec.Service
+			if src == nil {
+				return nil
+			}
+			ns := src.Namespace
+			if ns == "" {
+				ns = state.Namespace
+			}
+			return []string{ServiceKey(types.NamespacedName{Namespace: ns, Name: src.Name})}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // NotifierStateKey is the NotifierState key of a state: its kind and name.
 func NotifierStateKey(ref v1beta1.StateReference) string {

@@ -8,8 +8,9 @@ import (
 )
 
 // boundaryTimers wakes a schedule state's reconcile when its schedule next
-// opens or closes: one timer per state, on the manager's clock, so nothing
-// polls and no status is written between two boundaries.
+// opens or closes, and a service state's when its count has held its side
+// long enough to change the answer: one timer per state, on the manager's
+// clock, so nothing polls and no status is written between two boundaries.
 type boundaryTimers struct {
 	clock  clock.WithDelayedExecution
 	notify func(key string)

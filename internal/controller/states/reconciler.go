@@ -30,6 +30,8 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/endpoints"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -67,6 +69,13 @@ type Reconciler struct {
 	// probes and clusterProbes queue the namespaced and the cluster
 	// states whose observation changed.
 	probes, clusterProbes probeNotifications
+
+	// Endpoints counts the ready endpoints of the Services that service
+	// states follow; nil when the manager does not watch them.
+	Endpoints *endpoints.Tracker
+	// sides holds each service state's count side and since when.
+	sides           serviceSides
+	clusterStatesOn bool
 }
 
 // Clock is what the state engine needs of a clock: tickers for probes and
@@ -170,6 +179,8 @@ func (p *probeNotifications) notify(key string) {
 // +kubebuilder:rbac:groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates/status,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 
 // Reconcile registers or removes the state's probe and writes its status
 // when it changed.
@@ -181,6 +192,7 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		if apierrors.IsNotFound(err) {
 			r.Scheduler.Remove(key)
 			r.boundaries.remove(key)
+			r.sides.forget(key)
 			r.writes.Forget(obj, req.NamespacedName)
 			r.Flips.ForgetState(key)
 			metrics.ForgetState(req.Namespace, req.Name)
@@ -196,12 +208,16 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if !state.DeletionTimestamp.IsZero() {
 		r.Scheduler.Remove(key)
 		r.boundaries.remove(key)
+		r.sides.forget(key)
 		return ctrl.Result{}, nil
 	}
 
 	now := metav1.NewTime(r.Clock.Now())
 	var status v1beta1.DynamicIngressStateStatus
 	var nextBoundary time.Time
+	if state.Spec.Service == nil {
+		r.sides.forget(key)
+	}
 	switch {
 	case state.Spec.Probe != nil:
 		// The status's response is the state's current one: a restarted
@@ -216,6 +232,18 @@ func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	case state.Spec.Schedule != nil:
 		r.stopProbing(key, req)
 		status, nextBoundary = decision.ScheduledStatus(state, now)
+	case state.Spec.Service != nil:
+		r.stopProbing(key, req)
+		var known bool
+		var recheck time.Duration
+		if status, recheck, known = r.serviceStatus(key, state, now.Time); !known {
+			return ctrl.Result{RequeueAfter: recheck}, nil
+		}
+		if recheck > 0 {
+			// The count must hold its side until then: a timer on the
+			// manager's clock, like a schedule's boundary.
+			nextBoundary = now.Add(recheck)
+		}
 	default:
 		// The schema forbids this; nothing to report.
 		r.Scheduler.Remove(key)
@@ -296,8 +324,12 @@ func (r *Reconciler) reportWriteFailure(ctx context.Context, before stateObject,
 // SetupWithManager registers the probe scheduler and a controller for
 // DynamicIngressStates and, with clusterStates, one for
 // ClusterDynamicIngressStates, both reconciling through this engine.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, clusterStates bool) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, clusterStates bool) error {
 	if err := mgr.Add(r.Scheduler); err != nil {
+		return err
+	}
+	r.clusterStatesOn = clusterStates
+	if err := index.SetupStates(ctx, mgr.GetFieldIndexer(), clusterStates); err != nil {
 		return err
 	}
 	kinds := []*stateKind{r.namespacedStates()}
