@@ -47,7 +47,9 @@ func SetupStates(ctx context.Context, indexer client.FieldIndexer, clusterStates
 	}
 	for _, obj := range objs {
 		err := indexer.IndexField(ctx, obj, Service, func(o client.Object) []string {
-			state := o.(interface{ StateView() *v1beta1.DynamicIngressState }).StateView()
+			state := o.(interface {
+				StateView() *v1beta1.DynamicIngressState
+			}).StateView()
 			src := state.Spec.Service
 			if src == nil {
 				return nil
