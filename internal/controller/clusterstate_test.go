@@ -48,11 +48,16 @@ func conditionMessage(obj client.Object, condType string) func() string {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return "get: " + err.Error()
 		}
-		sw, ok := obj.(interface{ SwitchStatus() *v1beta1.SwitchStatus })
-		if !ok {
-			return ""
+		var conds []metav1.Condition
+		switch o := obj.(type) {
+		case interface{ SwitchStatus() *v1beta1.SwitchStatus }:
+			conds = o.SwitchStatus().Conditions
+		case interface {
+			StateStatus() *v1beta1.DynamicIngressStateStatus
+		}:
+			conds = o.StateStatus().Conditions
 		}
-		if c := meta.FindStatusCondition(sw.SwitchStatus().Conditions, condType); c != nil {
+		if c := meta.FindStatusCondition(conds, condType); c != nil {
 			return c.Message
 		}
 		return ""

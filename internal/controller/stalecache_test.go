@@ -137,6 +137,13 @@ func startOwnManager(t *testing.T, namespace string, cfg *rest.Config, cacheOpts
 	case err != nil:
 		t.Fatal(err)
 	}
+	return restartOwnManager(t, namespace, cfg, cacheOpts, opts)
+}
+
+// restartOwnManager is startOwnManager for a namespace that a manager of the
+// test served before: what is in it stays.
+func restartOwnManager(t *testing.T, namespace string, cfg *rest.Config, cacheOpts cache.Options, opts controller.Options) (stop func()) {
+	t.Helper()
 	cacheOpts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
