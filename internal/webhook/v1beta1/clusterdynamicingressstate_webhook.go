@@ -13,14 +13,14 @@ import (
 // +kubebuilder:webhook:path=/mutate-ingress-dynamicingress-io-v1beta1-clusterdynamicingressstate,mutating=true,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates,verbs=create;update,versions=v1beta1,name=mclusterdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
 // +kubebuilder:webhook:path=/validate-ingress-dynamicingress-io-v1beta1-clusterdynamicingressstate,mutating=false,failurePolicy=fail,sideEffects=None,groups=ingress.dynamicingress.io,resources=clusterdynamicingressstates,verbs=create;update,versions=v1beta1,name=vclusterdynamicingressstate.ingress.dynamicingress.io,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"matchConditions":[{"name":"not-being-deleted","expression":"!has(object.metadata.deletionTimestamp)"},{"name":"spec-changed","expression":"request.operation != 'UPDATE' || object.spec != oldObject.spec"}]}`
 
-// ClusterDynamicIngressStateDefaulter sets a cluster state's probe
-// defaults, as a DynamicIngressState's.
+// ClusterDynamicIngressStateDefaulter sets a cluster state's probe and
+// Service defaults, as a DynamicIngressState's.
 type ClusterDynamicIngressStateDefaulter struct{}
 
 var _ admission.Defaulter[*v1beta1.ClusterDynamicIngressState] = ClusterDynamicIngressStateDefaulter{}
 
 // Default applies DefaultDynamicIngressState to the state's source: the
-// view shares its probe with the cluster state.
+// view shares its probe and service with the cluster state.
 func (ClusterDynamicIngressStateDefaulter) Default(_ context.Context, state *v1beta1.ClusterDynamicIngressState) error {
 	DefaultDynamicIngressState(state.StateView())
 	return nil

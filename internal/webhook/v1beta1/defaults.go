@@ -17,10 +17,14 @@ func DefaultDynamicIngress(di *v1beta1.DynamicIngress) {
 
 // DefaultDynamicIngressState fills in a probe's type, method, interval,
 // timeout (the shorter of 5s and the interval), failureThreshold and
-// successThreshold.
+// successThreshold, and a Service source's minReady (1),
+// unavailableAfter (10s) and availableAfter (30s).
 func DefaultDynamicIngressState(state *v1beta1.DynamicIngressState) {
 	if p := state.Spec.Probe; p != nil {
 		p.Default()
+	}
+	if s := state.Spec.Service; s != nil {
+		s.Default()
 	}
 }
 

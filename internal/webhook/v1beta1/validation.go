@@ -362,16 +362,28 @@ func validateStatusCode(path *field.Path, code string, optional bool) field.Erro
 }
 
 // ValidateDynamicIngressState checks a state; guard is the manager's
-// --probe-deny-cidrs. The object is expected to be defaulted.
+// --probe-deny-cidrs. The object is expected to be defaulted. A Service it
+// follows is in its own namespace: spec.service.namespace may only repeat
+// it.
 func ValidateDynamicIngressState(state *v1beta1.DynamicIngressState, guard probe.Guard) field.ErrorList {
-	return validateStateSpec(state, guard)
+	errs := validateStateSpec(state, guard)
+	if s := state.Spec.Service; s != nil && s.Namespace != "" && s.Namespace != state.Namespace && len(validation.IsDNS1123Label(s.Namespace)) == 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "service", "namespace"), fmt.Sprintf(
+			"must be the DynamicIngressState's own namespace %q, not %q: a DynamicIngressState may only follow a Service in its own namespace; use a ClusterDynamicIngressState to follow a Service in another namespace",
+			state.Namespace, s.Namespace)))
+	}
+	return errs
 }
 
 // ValidateClusterDynamicIngressState checks a cluster state: its source as
-// ValidateDynamicIngressState does, and its grant (spec.followers): from
+// ValidateDynamicIngressState does, a Service's namespace (a cluster state
+// has none of its own to default to), and its grant (spec.followers): from
 // All or Selector, and with Selector a valid label selector.
 func ValidateClusterDynamicIngressState(state *v1beta1.ClusterDynamicIngressState, guard probe.Guard) field.ErrorList {
 	errs := validateStateSpec(state.StateView(), guard)
+	if s := state.Spec.Service; s != nil && s.Namespace == "" {
+		errs = append(errs, field.Required(field.NewPath("spec", "service", "namespace"), "a ClusterDynamicIngressState's service needs a namespace"))
+	}
 	return append(errs, validateGrant(field.NewPath("spec", "followers", "namespaces"), state.Spec.Followers.Namespaces)...)
 }
 
@@ -396,7 +408,8 @@ func validateStateSpec(state *v1beta1.DynamicIngressState, guard probe.Guard) fi
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	var set []string
-	for name, isSet := range map[string]bool{"fixedResponse": state.Spec.FixedResponse != nil, "probe": state.Spec.Probe != nil, "schedule": state.Spec.Schedule != nil} {
+	for name, isSet := range map[string]bool{"fixedResponse": state.Spec.FixedResponse != nil, "probe": state.Spec.Probe != nil,
+		"schedule": state.Spec.Schedule != nil, "service": state.Spec.Service != nil} {
 		if isSet {
 			set = append(set, name)
 		}
@@ -404,9 +417,9 @@ func validateStateSpec(state *v1beta1.DynamicIngressState, guard probe.Guard) fi
 	slices.Sort(set)
 	switch {
 	case len(set) > 1:
-		errs = append(errs, field.Forbidden(spec, fmt.Sprintf("exactly one of fixedResponse, probe and schedule must be set, not %s", strings.Join(set, " and "))))
+		errs = append(errs, field.Forbidden(spec, fmt.Sprintf("exactly one of fixedResponse, probe, schedule and service must be set, not %s", strings.Join(set, " and "))))
 	case len(set) == 0:
-		errs = append(errs, field.Required(spec, "exactly one of fixedResponse, probe and schedule must be set"))
+		errs = append(errs, field.Required(spec, "exactly one of fixedResponse, probe, schedule and service must be set"))
 	}
 	if f := state.Spec.FixedResponse; f != nil {
 		errs = append(errs, validateStatusCode(spec.Child("fixedResponse", "status"), f.Status, false)...)
@@ -420,6 +433,44 @@ func validateStateSpec(state *v1beta1.DynamicIngressState, guard probe.Guard) fi
 	if s := state.Spec.Schedule; s != nil {
 		errs = append(errs, validateSchedule(spec.Child("schedule"), s)...)
 	}
+	if s := state.Spec.Service; s != nil {
+		errs = append(errs, validateServiceSource(spec.Child("service"), s)...)
+	}
+	return errs
+}
+
+// Bounds of spec.service (docs/behaviour.md), as the CRD's schema has them.
+const (
+	MinServiceMinReady = 1
+	MaxServiceMinReady = 100000
+	MaxServiceAfter    = time.Hour
+)
+
+// validateServiceSource checks what spec.service holds on either kind of
+// state: a Service name, a namespace name when one is set (which namespace
+// it may be is each kind's rule), minReady, and unavailableAfter and
+// availableAfter within 0s-1h.
+func validateServiceSource(path *field.Path, s *v1beta1.ServiceSource) field.ErrorList {
+	var errs field.ErrorList
+	if s.Name == "" {
+		errs = append(errs, field.Required(path.Child("name"), "the name of the Service whose ready endpoints give the response"))
+	} else {
+		for _, msg := range validation.IsDNS1035Label(s.Name) {
+			errs = append(errs, field.Invalid(path.Child("name"), s.Name, msg))
+		}
+	}
+	// A namespace is a DNS-1123 label (it may start with a digit), a
+	// Service's name a DNS-1035 label.
+	if s.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(s.Namespace) {
+			errs = append(errs, field.Invalid(path.Child("namespace"), s.Namespace, msg))
+		}
+	}
+	if n := s.MinReady; n != nil && (*n < MinServiceMinReady || *n > MaxServiceMinReady) {
+		errs = append(errs, field.Invalid(path.Child("minReady"), *n, fmt.Sprintf("must be at least %d and at most %d", MinServiceMinReady, MaxServiceMinReady)))
+	}
+	errs = append(errs, validateDurationRange(path.Child("unavailableAfter"), s.UnavailableAfter, 0, MaxServiceAfter)...)
+	errs = append(errs, validateDurationRange(path.Child("availableAfter"), s.AvailableAfter, 0, MaxServiceAfter)...)
 	return errs
 }
 

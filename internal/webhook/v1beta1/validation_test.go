@@ -180,7 +180,7 @@ func TestValidateDynamicIngressState(t *testing.T) {
 			mutate: func(s *v1beta1.DynamicIngressState) {
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 			},
-			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set, not fixedResponse and probe")},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe, schedule and service must be set, not fixedResponse and probe")},
 		},
 		{
 			name: "all three",
@@ -188,7 +188,7 @@ func TestValidateDynamicIngressState(t *testing.T) {
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 				s.Spec.Schedule = &v1beta1.Schedule{Windows: []v1beta1.ScheduleWindow{{Cron: "0 2 * * 0", Duration: dur("2h")}}}
 			},
-			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set, not fixedResponse and probe and schedule")},
+			want: field.ErrorList{field.Forbidden(field.NewPath("spec"), "exactly one of fixedResponse, probe, schedule and service must be set, not fixedResponse and probe and schedule")},
 		},
 		{
 			name: "valid schedule",
@@ -220,7 +220,7 @@ func TestValidateDynamicIngressState(t *testing.T) {
 		{
 			name:   "neither",
 			mutate: func(s *v1beta1.DynamicIngressState) { s.Spec.Probe = nil },
-			want:   field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set")},
+			want:   field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe, schedule and service must be set")},
 		},
 		{
 			name: "fixed status out of range",
@@ -712,7 +712,7 @@ func TestValidateClusterDynamicIngressState(t *testing.T) {
 		{name: "the source is checked as a DynamicIngressState's", mutate: func(s *v1beta1.ClusterDynamicIngressState) {
 			s.Spec.Followers.Namespaces = v1beta1.FollowerNamespaces{From: v1beta1.NamespacesFromAll}
 			s.Spec.FixedResponse = nil
-		}, want: field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe and schedule must be set")}},
+		}, want: field.ErrorList{field.Required(field.NewPath("spec"), "exactly one of fixedResponse, probe, schedule and service must be set")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
