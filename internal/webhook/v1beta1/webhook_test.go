@@ -293,7 +293,7 @@ func TestRejections(t *testing.T) {
 				s.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
 				return s
 			}(),
-			field: "spec", msg: "Invalid value: exactly one of fixedResponse, probe and schedule must be set",
+			field: "spec", msg: "Invalid value: exactly one of fixedResponse, probe, schedule and service must be set",
 		},
 	}
 	for _, tt := range tests {
