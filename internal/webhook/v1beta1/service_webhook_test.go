@@ -28,7 +28,9 @@ func TestServiceStateAdmission(t *testing.T) {
 	const byDIS = `admission webhook "vdynamicingressstate.ingress.dynamicingress.io" denied the request: `
 	const byCDIS = `admission webhook "vclusterdynamicingressstate.ingress.dynamicingress.io" denied the request: `
 	dis := func(n string) string { return `DynamicIngressState.ingress.dynamicingress.io "` + n + `" is invalid: ` }
-	cdis := func(n string) string { return `ClusterDynamicIngressState.ingress.dynamicingress.io "` + name + n + `" is invalid: ` }
+	cdis := func(n string) string {
+		return `ClusterDynamicIngressState.ingress.dynamicingress.io "` + name + n + `" is invalid: `
+	}
 	cluster := func(suffix string) *builders.StateWrapper {
 		return builders.ServiceState("", name+suffix, "api").ServiceNamespace("payments")
 	}
