@@ -60,9 +60,9 @@ func TestCRDSchemaRejects(t *testing.T) {
 		{"status code out of range", builders.DynamicIngress(ns, "c").State("s").ExpectCode("600").Passive(okVariant).Obj(), `spec.expected.statusCode: Invalid value: "600": must be an HTTP status code: three digits from 100 to 599`},
 		{"state and probe both", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"}, Spec: v1beta1.DynamicIngressStateSpec{
 			FixedResponse: &v1beta1.FixedResponse{Status: "200"}, Probe: &v1beta1.HTTPProbe{URL: "https://x.example.com"}}},
-			"exactly one of fixedResponse, probe and schedule must be set"},
+			"exactly one of fixedResponse, probe, schedule and service must be set"},
 		{"state with neither", &v1beta1.DynamicIngressState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "neither"}},
-			"exactly one of fixedResponse, probe and schedule must be set"},
+			"exactly one of fixedResponse, probe, schedule and service must be set"},
 		// The rule sits on the probe, so that the message does not repeat
 		// the URL and a token in it.
 		{"ftp URL", probe(func(p *v1beta1.HTTPProbe) { p.URL = "ftp://admin:s3cr3t@flags.example.com/x?token=s3cr3t" }), `spec.probe.url: Invalid value: must be an absolute http or https URL with a host`},
