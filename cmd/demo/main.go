@@ -152,6 +152,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("kubectl get dynamic -n %s", namespace)
 	say("kubectl dynamic status killswitch -n %s", namespace)
 	say("kubectl dynamic preview killswitch -n %s --status 503", namespace)
+	say("kubectl dynamic status storefront-up -n %s   # the storefront's pods: ready count, minReady", namespace)
 	say("kubectl patch dis killswitch -n %s --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'", namespace)
 	say("kubectl patch cdis global-killswitch --type merge -p '{\"spec\":{\"fixedResponse\":{\"status\":\"503\"}}}'   # every public namespace")
 	say("curl -H 'Host: %s' %s   # the storefront through Traefik", storefrontHost, traffic.url())
@@ -371,7 +372,10 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := k.showRejected(takeoverDynamicIngress, "dynamicingress/storefront-copy", `spec.target: Invalid value: "demo/storefront": DynamicIngress "storefront" already targets Ingress demo/storefront`); err != nil {
 		return err
 	}
-	return requestPermission(k)
+	if err := requestPermission(k); err != nil {
+		return err
+	}
+	return appDown(k, traffic)
 }
 
 // requestPermission shows that a user who may edit switches but not create
