@@ -151,8 +151,8 @@ func (b *batch) putSlice(es *discoveryv1.EndpointSlice) {
 		key = types.NamespacedName{Namespace: ns, Name: b.t.intern(svcName)}
 	}
 	if owner != nil && (!labelled || b.t.services[key] != owner) {
+		// The slice moved to another Service, or left every Service.
 		b.removeSlice(sliceKey)
-		owner = nil
 	}
 	if !labelled {
 		return
