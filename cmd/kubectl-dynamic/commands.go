@@ -110,6 +110,9 @@ func printStatus(o *options, r plugin.Report) error {
 	}
 	p := &linePrinter{w: o.streams.Out}
 	p.printf("%s\n", line)
+	for _, line := range s.Service.Lines() {
+		p.printf("%s\n", line)
+	}
 	if err := printSwitches(o, r.Switches); err != nil {
 		return err
 	}

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // TestStatusTableServed: status prints SERVED per switch: true, false or
@@ -38,5 +41,55 @@ DynamicHTTPRoute   docs   shop/docs   active   yes        none       true       
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestStatusServiceState: for a state that follows a Service, status
+// prints the Service's lines under the state's line, and the note of a
+// count it could not make at the end.
+func TestStatusServiceState(t *testing.T) {
+	answered := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	read := answered.Add(4*time.Minute + 10*time.Second)
+	state := builders.ServiceState("shop", "storefront-up", "storefront").Obj()
+	state.Status, _ = decision.ServiceStatus(state, decision.ServiceCount{Exists: true, Ready: 3}, answered, answered)
+	web := plugin.SwitchReport{Kind: "DynamicIngress", Name: "web", Target: "shop/web", Mode: "passive", InShape: true, Override: "none"}
+	tests := []struct {
+		name  string
+		count plugin.ServiceCount
+		notes []string
+		want  string
+	}{
+		{"counted now, below minReady", plugin.ServiceCount{Ready: 0, Listed: true, Known: true}, nil, `State shop/storefront-up: HTTP 200, EndpointsCounted
+Service shop/storefront: 0 ready endpoints, minReady 1 (unavailableAfter 10s, availableAfter 30s)
+The count is below minReady now: the answer turns 503 once it stays there for 10s (unavailableAfter); 200 since 2026-12-02T09:00:00Z (4m10s)
+KIND             NAME   TARGET     MODE      IN SHAPE   OVERRIDE   ACCEPTED   SERVED
+DynamicIngress   web    shop/web   passive   yes        none       -          -
+1 switch: 0 active, 1 passive, 0 not yet in shape
+`},
+		{"the Ready condition's count", plugin.ServiceCount{Ready: 3, Known: true}, []string{"the ready count of Service shop/storefront is the one ..."}, `State shop/storefront-up: HTTP 200, EndpointsCounted
+Service shop/storefront: 3 ready endpoints when the answer last changed, minReady 1 (unavailableAfter 10s, availableAfter 30s)
+The count is at or above minReady: on its side since 2026-12-02T09:00:00Z (4m10s), when the answer turned 200
+KIND             NAME   TARGET     MODE      IN SHAPE   OVERRIDE   ACCEPTED   SERVED
+DynamicIngress   web    shop/web   passive   yes        none       -          -
+1 switch: 0 active, 1 passive, 0 not yet in shape
+Note: the ready count of Service shop/storefront is the one ...
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			report := plugin.Report{
+				State:    plugin.StateReport{Name: "storefront-up", Namespace: "shop", StatusCode: "200", Reason: "EndpointsCounted", Service: plugin.ServiceOf(state, tt.count, read)},
+				Switches: []plugin.SwitchReport{web},
+				Summary:  plugin.Summary{Total: 1, Passive: 1},
+				Notes:    tt.notes,
+			}
+			if err := printStatus(&options{streams: genericiooptions.IOStreams{Out: &out}}, report); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

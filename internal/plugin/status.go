@@ -60,6 +60,9 @@ type StateReport struct {
 	NextTransitionTime *string `json:"nextTransitionTime"`
 	// Message is the state's Ready message.
 	Message string `json:"message,omitempty"`
+	// Service is, for a state that follows a Service, the Service and its
+	// ready count (StatusOfStateAt); absent for any other state.
+	Service *ServiceReport `json:"service,omitempty"`
 }
 
 // SwitchReport is one switch that follows the state.
@@ -335,10 +338,28 @@ func StatusOf(ctx context.Context, c client.Reader, kinds []target.Kind, ns, nam
 
 // StatusOfState is StatusOf for a state of either kind (ReadState).
 func StatusOfState(ctx context.Context, c client.Reader, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*Snapshot, Report, error) {
+	return StatusOfStateAt(ctx, c, kinds, ns, ref, time.Now())
+}
+
+// StatusOfStateAt is StatusOfState read at now; for a state that follows a
+// Service, the report also has the Service's ready count
+// (ReadServiceCount) and how it stands against the answer (ServiceOf).
+func StatusOfStateAt(ctx context.Context, c client.Reader, kinds []target.Kind, ns string, ref v1beta1.StateReference, now time.Time) (*Snapshot, Report, error) {
 	snap, err := ReadState(ctx, c, kinds, ns, ref)
 	if err != nil {
 		return nil, Report{}, err
 	}
 	report, err := Status(snap)
-	return snap, report, err
+	if err != nil || snap.State.Spec.Service == nil {
+		return snap, report, err
+	}
+	count, note, err := ReadServiceCount(ctx, c, snap.State)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	if note != "" {
+		report.Notes = append(report.Notes, note)
+	}
+	report.State.Service = ServiceOf(snap.State, count, now)
+	return snap, report, nil
 }
