@@ -19,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
 // recipesDir holds the recipes of docs/recipes.md, one file each.
@@ -354,6 +355,9 @@ func TestRecipesApplyWithTheSamples(t *testing.T) {
 		"dynamichttproute.ingress.dynamicingress.io/shop-killswitch-route created",
 		"dynamicingressstate.ingress.dynamicingress.io/blog-window created",
 		"dynamicingress.ingress.dynamicingress.io/blog created",
+		"dynamicingressstate.ingress.dynamicingress.io/shop-app-up created",
+		"dynamicingressstate.ingress.dynamicingress.io/shop-app-window created",
+		"dynamicingress.ingress.dynamicingress.io/shop-app created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k %s printed:\n%s\nwant a line %q", recipesDir, out, want)
@@ -363,7 +367,23 @@ func TestRecipesApplyWithTheSamples(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^clusterdynamicingressstate.ingress.dynamicingress.io/public-killswitch (created|unchanged)$`).MatchString(out) {
 		t.Errorf("kubectl apply -k %s printed:\n%s\nwant clusterdynamicingressstate.ingress.dynamicingress.io/public-killswitch created or unchanged", recipesDir, out)
 	}
+	// Recipe 8's state follows the app's Service, which the app's own
+	// manifests create, not the recipe: no response until it exists, and
+	// the switch stays Ready (failurePolicy decides).
+	waitServiceNotFound(t, ns, "shop-app-up")
+	waitSwitchesReady(t, ns, "di", "dhr")
+	apply(t, objectYAML(t, builders.Service(ns, "shop-app")))
 	waitReady(t, ns)
+}
+
+// waitServiceNotFound waits until the service state ns/name is
+// Ready=False/ServiceNotFound.
+func waitServiceNotFound(t *testing.T, ns, name string) {
+	t.Helper()
+	kubectl(t, "", "wait", "-n", ns, "--for=condition=Ready=False", "dis/"+name, "--timeout=60s")
+	if got := kubectl(t, "", "get", "-n", ns, "dis", name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); got != "ServiceNotFound" {
+		t.Errorf("dis %s Ready reason %q without its Service, want ServiceNotFound", name, got)
+	}
 }
 
 // TestRecipeAdminBypass: during maintenance the bypass rules come before
@@ -800,6 +820,151 @@ func TestRecipeWindowOrKillSwitch(t *testing.T) {
 
 	flipClusterState(t, ns, "public-killswitch", "200", "di/blog")
 	check("neither on again", "blog", "anyOf(2) platform=False/NotMatched window=False/NotMatched")
+}
+
+// TestRecipeAppDown: recipe 8's switch follows the app's Service through
+// shop-app-up with no one flipping anything: the sorry page once the
+// Service's endpoints have all been not ready for unavailableAfter, the
+// app again once they have been ready for availableAfter; the shop's own
+// window and the platform's kill switch still send it to the sorry page;
+// status.states and the Active message name the entry that decided. The
+// test writes the Service's EndpointSlice itself (a local control plane
+// runs no EndpointSlice controller), with addresses nothing sends a
+// request to: the Ingress's class is nginx, which no proxy here serves.
+func TestRecipeAppDown(t *testing.T) {
+	ns := newNamespace(t, "recipe")
+	kubectl(t, "", "label", "namespace", ns, publicTier)
+	for _, file := range []string{"platform-killswitch.yaml", "app-down.yaml"} {
+		out, stderr, err := runKubectl("", "apply", "-n", ns, "-f", filepath.Join(recipesDir, file))
+		if err != nil || strings.Contains(stderr, "Warning:") {
+			t.Fatalf("kubectl apply -f %s: %v\n%s%s", file, err, out, stderr)
+		}
+	}
+	t.Cleanup(func() {
+		_, _, _ = runKubectl("", "patch", "cdis", "public-killswitch", "--type", "merge", "-p", `{"spec":{"fixedResponse":{"status":"200"}}}`)
+		// Leave no endpoint of 10.x behind for the tests after this one.
+		_, _, _ = runKubectl("", "delete", "-n", ns, "endpointslice", "shop-app-1", "--ignore-not-found")
+	})
+	const unavailableAfter, availableAfter = 2 * time.Second, 3 * time.Second
+	pods := []string{"10.244.8.11", "10.244.8.12"}
+
+	backend := func() string {
+		return getIngress(t, ns, "shop-app").Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+	}
+	states := func() string {
+		return strings.TrimSpace(kubectl(t, "", "get", "-n", ns, "di", "shop-app", "-o",
+			`jsonpath={.status.state}{range .status.states[*]} {.name}={.matched}/{.reason}{end}`))
+	}
+	check := func(when, wantBackend, wantStates string) {
+		t.Helper()
+		if got := backend(); got != wantBackend {
+			t.Errorf("%s: shop-app.example.com goes to %q, want %q", when, got, wantBackend)
+		}
+		if got := states(); got != wantStates {
+			t.Errorf("%s: status.state and status.states = %q, want %q", when, got, wantStates)
+		}
+	}
+	active := func(when, want string) {
+		t.Helper()
+		if got := kubectl(t, "", "get", "-n", ns, "di", "shop-app", "-o", `jsonpath={.status.conditions[?(@.type=="Active")].message}`); got != want {
+			t.Errorf("%s: Active's message = %q, want %q", when, got, want)
+		}
+	}
+	stateReady := func(when, want string) {
+		t.Helper()
+		if got := kubectl(t, "", "get", "-n", ns, "dis", "shop-app-up", "-o",
+			`jsonpath={.status.mode} {.status.statusCode} {.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].message}`); got != want {
+			t.Errorf("%s: shop-app-up's mode, code and Ready = %q, want %q", when, got, want)
+		}
+	}
+	// waitAnswer waits until shop-app-up answers code and returns how long
+	// after since that was seen.
+	waitAnswer := func(code string, since time.Time) time.Duration {
+		t.Helper()
+		kubectl(t, "", "wait", "-n", ns, "--for=jsonpath={.status.statusCode}="+code, "dis/shop-app-up", "--timeout=60s")
+		return time.Since(since)
+	}
+	// slice writes the Service's one EndpointSlice, as the EndpointSlice
+	// controller does when the pods' readiness changes.
+	slice := func(ready bool) time.Time {
+		t.Helper()
+		s := builders.EndpointSlice(ns, "shop-app-1", "shop-app")
+		if ready {
+			s.Ready(pods...)
+		} else {
+			s.NotReady(pods...)
+		}
+		edited := time.Now()
+		apply(t, objectYAML(t, s.Obj()))
+		return edited
+	}
+
+	// Without its Service the state has no response: the app-down entry
+	// decides nothing and the shop stays up (failurePolicy Passive).
+	waitServiceNotFound(t, ns, "shop-app-up")
+	waitSwitchesReady(t, ns, "di")
+	waitSwitches(t, ns, false, "di/shop-app")
+	check("no Service", "shop-app", "anyOf(3) window=False/NotMatched app-down=Unknown/NoResponse platform=False/NotMatched")
+
+	// Short delays, so that the test is quick; then the app's Service, as
+	// its own manifests create it, with two ready pods.
+	kubectl(t, "", "patch", "-n", ns, "dis", "shop-app-up", "--type", "merge", "-p",
+		fmt.Sprintf(`{"spec":{"service":{"unavailableAfter":%q,"availableAfter":%q}}}`, unavailableAfter, availableAfter))
+	slice(true)
+	apply(t, objectYAML(t, builders.Service(ns, "shop-app")))
+	waitAnswer("200", time.Now())
+	// The switch has seen the 200 (a Service seen before its slice
+	// answers 503 at first).
+	kubectl(t, "", "wait", "-n", ns, `--for=jsonpath={.status.states[?(@.name=="app-down")].matched}=False`, "di/shop-app", "--timeout=30s")
+	waitSwitches(t, ns, false, "di/shop-app")
+	waitReady(t, ns)
+	stateReady("the app up", fmt.Sprintf("Service 200 True/EndpointsCounted Service %s/shop-app had 2 ready endpoints (minReady 1) when the answer turned 200", ns))
+	if got := tables(kubectl(t, "", "get", "-n", ns, "dis", "shop-app-up"))[0].cells("MODE", "CODE"); !slices.Equal(got[0], []string{"Service", "200"}) {
+		t.Errorf("kubectl get dis shop-app-up: MODE CODE = %q, want Service 200", got[0])
+	}
+	check("the app up", "shop-app", "anyOf(3) window=False/NotMatched app-down=False/NotMatched platform=False/NotMatched")
+
+	// The app's pods all fail their readiness probes: the sorry page, no
+	// sooner than unavailableAfter, with no one touching a state.
+	generation := kubectl(t, "", "get", "-n", ns, "dis", "shop-app-up", "-o", "jsonpath={.metadata.generation}")
+	edited := slice(false)
+	down := waitAnswer("503", edited)
+	waitSwitches(t, ns, true, "di/shop-app")
+	check("the app down", "shop-sorry", "anyOf(3) window=False/NotMatched app-down=True/Matched platform=False/NotMatched")
+	active("the app down", `app-down matched (app-down: state "shop-app-up" responded 503 as expected)`)
+	stateReady("the app down", fmt.Sprintf("Service 503 True/EndpointsCounted Service %s/shop-app had 0 ready endpoints (minReady 1) when the answer turned 503", ns))
+	if down < unavailableAfter {
+		t.Errorf("shop-app-up answered 503 %s after the endpoints went not ready, before unavailableAfter (%s)", down.Round(time.Millisecond), unavailableAfter)
+	}
+
+	// The pods are ready again: the shop, no sooner than availableAfter.
+	edited = slice(true)
+	up := waitAnswer("200", edited)
+	waitSwitches(t, ns, false, "di/shop-app")
+	check("the app back", "shop-app", "anyOf(3) window=False/NotMatched app-down=False/NotMatched platform=False/NotMatched")
+	stateReady("the app back", fmt.Sprintf("Service 200 True/EndpointsCounted Service %s/shop-app had 2 ready endpoints (minReady 1) when the answer turned 200", ns))
+	if up < availableAfter {
+		t.Errorf("shop-app-up answered 200 %s after the endpoints were ready again, before availableAfter (%s)", up.Round(time.Millisecond), availableAfter)
+	}
+	if got := kubectl(t, "", "get", "-n", ns, "dis", "shop-app-up", "-o", "jsonpath={.metadata.generation}"); got != generation {
+		t.Errorf("shop-app-up's generation went from %s to %s: someone edited the state", generation, got)
+	}
+	t.Logf("shop-app-up answered 503 %s after the endpoints went not ready (unavailableAfter %s), 200 %s after they were ready again (availableAfter %s)",
+		down.Round(time.Millisecond), unavailableAfter, up.Round(time.Millisecond), availableAfter)
+
+	// The shop's own window, with the app up.
+	flipState(t, ns, "shop-app-window", "503", "di/shop-app")
+	check("the window open", "shop-sorry", "anyOf(3) window=True/Matched app-down=False/NotMatched platform=False/NotMatched")
+	active("the window open", `window matched (window: state "shop-app-window" responded 503 as expected)`)
+	flipState(t, ns, "shop-app-window", "200", "di/shop-app")
+	check("the window closed", "shop-app", "anyOf(3) window=False/NotMatched app-down=False/NotMatched platform=False/NotMatched")
+
+	// The platform's kill switch, with the app up.
+	flipClusterState(t, ns, "public-killswitch", "503", "di/shop-app")
+	check("the kill switch on", "shop-sorry", "anyOf(3) window=False/NotMatched app-down=False/NotMatched platform=True/Matched")
+	active("the kill switch on", `platform matched (platform: state "public-killswitch" responded 503 as expected)`)
+	flipClusterState(t, ns, "public-killswitch", "200", "di/shop-app")
+	check("all clear", "shop-app", "anyOf(3) window=False/NotMatched app-down=False/NotMatched platform=False/NotMatched")
 }
 
 // TestRecipeFilesStayWithinALBLimits reads every recipe file: each ALB
