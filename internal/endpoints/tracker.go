@@ -36,9 +36,6 @@ type Tracker struct {
 	// owners maps an EndpointSlice to the Service it is counted in, so
 	// that a slice that moves or goes is taken out of the right one.
 	owners map[types.NamespacedName]*service
-	// names interns namespace and Service names: every slice of a
-	// namespace shares one copy.
-	names map[string]string
 
 	// stores is how many stores feed the tracker; synced how many of them
 	// have had their first list.
@@ -57,7 +54,6 @@ func NewTracker() *Tracker {
 	return &Tracker{
 		services: map[types.NamespacedName]*service{},
 		owners:   map[types.NamespacedName]*service{},
-		names:    map[string]string{},
 	}
 }
 
@@ -116,17 +112,8 @@ func (b *batch) service(key types.NamespacedName) *service {
 	return s
 }
 
-// intern returns one shared copy of a namespace or Service name.
-func (t *Tracker) intern(s string) string {
-	if v, ok := t.names[s]; ok {
-		return v
-	}
-	t.names[s] = s
-	return s
-}
-
 func (b *batch) setService(namespace, name string, exists bool) {
-	key := types.NamespacedName{Namespace: b.t.intern(namespace), Name: b.t.intern(name)}
+	key := types.NamespacedName{Namespace: namespace, Name: name}
 	b.service(key).exists = exists
 }
 
@@ -142,13 +129,13 @@ func (b *batch) removeSlice(sliceKey types.NamespacedName) {
 }
 
 func (b *batch) putSlice(es *discoveryv1.EndpointSlice) {
-	ns := b.t.intern(es.Namespace)
+	ns := es.Namespace
 	sliceKey := types.NamespacedName{Namespace: ns, Name: es.Name}
 	svcName, labelled := es.Labels[discoveryv1.LabelServiceName]
 	owner := b.t.owners[sliceKey]
 	var key types.NamespacedName
 	if labelled {
-		key = types.NamespacedName{Namespace: ns, Name: b.t.intern(svcName)}
+		key = types.NamespacedName{Namespace: ns, Name: svcName}
 	}
 	if owner != nil && (!labelled || b.t.services[key] != owner) {
 		// The slice moved to another Service, or left every Service.

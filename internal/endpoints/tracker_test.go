@@ -694,3 +694,40 @@ func TestTrackerConcurrent(t *testing.T) {
 		t.Errorf("Get after concurrent updates (-want +got):\n%s", diff)
 	}
 }
+
+// TestTrackerForgetsServicesThatWent: Services that come and go (a
+// namespace per pull request, a Service per job) leave nothing behind once
+// their Service and slices are gone: no entry, and no memory (an earlier
+// version interned every name it saw and never let go, about 136 bytes a
+// Service).
+func TestTrackerForgetsServicesThatWent(t *testing.T) {
+	tr := NewTracker()
+	services, slices := tr.serviceStore(""), tr.sliceStore("")
+	cycle := func(from, to int) {
+		for i := from; i < to; i++ {
+			ns, name := fmt.Sprintf("pr-%d", i), fmt.Sprintf("web-%d", i)
+			es := ofService(ns, name+"-abcde", name).Ready("10.0.0.1").Obj()
+			for _, err := range []error{services.Add(meta(ns, name)), slices.Add(es), slices.Delete(es), services.Delete(meta(ns, name))} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	cycle(0, 1000) // the maps reach their working size
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cycle(1000, 101000)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	var held holding
+	held.Services, held.Slices = tr.Services()
+	if diff := cmp.Diff(holding{}, held); diff != "" {
+		t.Errorf("Services() (-want +got):\n%s", diff)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
+		t.Errorf("the heap grew by %d bytes after 100 000 Services came and went, want at most 1 MiB", grew)
+	}
+	runtime.KeepAlive(tr)
+}

@@ -29,21 +29,22 @@ type serviceSides struct {
 }
 
 type serviceSide struct {
+	service   types.NamespacedName
 	available bool
 	since     time.Time
 }
 
-// since records the side the count is on now and returns since when it has
-// been there.
-func (s *serviceSides) since(key string, available bool, now time.Time) time.Time {
+// since records the side the count of service is on now and returns since
+// when it has been there; a state that names another Service starts anew.
+func (s *serviceSides) since(key string, service types.NamespacedName, available bool, now time.Time) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sides == nil {
 		s.sides = map[string]serviceSide{}
 	}
 	side, ok := s.sides[key]
-	if !ok || side.available != available {
-		side = serviceSide{available: available, since: now}
+	if !ok || side.available != available || side.service != service {
+		side = serviceSide{service: service, available: available, since: now}
 		s.sides[key] = side
 	}
 	return side.since
@@ -61,11 +62,12 @@ func (r *Reconciler) serviceStatus(key string, state *v1beta1.DynamicIngressStat
 	if r.Endpoints == nil || !r.Endpoints.HasSynced() {
 		return status, notSyncedRetry, false
 	}
-	svc := r.Endpoints.Get(decision.ServiceKey(state))
+	svcKey := decision.ServiceKey(state)
+	svc := r.Endpoints.Get(svcKey)
 	count := decision.ServiceCount{Exists: svc.Exists, Ready: svc.Ready}
 	since := now
 	if svc.Exists {
-		since = r.sides.since(key, decision.ServiceAvailable(state.Spec.Service, svc.Ready), now)
+		since = r.sides.since(key, svcKey, decision.ServiceAvailable(state.Spec.Service, svc.Ready), now)
 	} else {
 		r.sides.forget(key)
 	}

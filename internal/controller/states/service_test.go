@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestServiceSidesSince: since when a service state's count has been on
@@ -19,6 +20,7 @@ func TestServiceSidesSince(t *testing.T) {
 		key       string
 		available bool
 		forget    bool
+		service   string
 	}
 	looks := []look{
 		{at: 0, key: "ns/a", available: true},
@@ -31,8 +33,12 @@ func TestServiceSidesSince(t *testing.T) {
 		{at: 8 * time.Second, key: "ns/a", forget: true},
 		{at: 9 * time.Second, key: "ns/a", available: false},
 		{at: 10 * time.Second, key: "ns/b", available: false},
+		// ns/b now names another Service, on the same side: anew.
+		{at: 11 * time.Second, key: "ns/b", available: false, service: "other"},
+		{at: 12 * time.Second, key: "ns/b", available: false, service: "other"},
 	}
-	want := []time.Duration{0, 0, 2 * time.Second, 3 * time.Second, 2 * time.Second, 6 * time.Second, 7 * time.Second, -1, 9 * time.Second, 3 * time.Second}
+	want := []time.Duration{0, 0, 2 * time.Second, 3 * time.Second, 2 * time.Second, 6 * time.Second, 7 * time.Second, -1, 9 * time.Second, 3 * time.Second,
+		11 * time.Second, 11 * time.Second}
 	var sides serviceSides
 	var got []time.Duration
 	for _, l := range looks {
@@ -41,7 +47,11 @@ func TestServiceSidesSince(t *testing.T) {
 			got = append(got, -1)
 			continue
 		}
-		got = append(got, sides.since(l.key, l.available, t0.Add(l.at)).Sub(t0))
+		svc := types.NamespacedName{Namespace: "ns", Name: "app"}
+		if l.service != "" {
+			svc.Name = l.service
+		}
+		got = append(got, sides.since(l.key, svc, l.available, t0.Add(l.at)).Sub(t0))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("since after each look, -1 where forgotten (-want +got):\n%s", diff)
