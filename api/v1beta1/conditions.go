@@ -114,6 +114,9 @@ const (
 	// EventReasonOverrideRemoved is a Normal event emitted when a
 	// DynamicIngress follows its state again after an override.
 	EventReasonOverrideRemoved = "OverrideRemoved"
+	// EventReasonOverrideExpired is a Normal event emitted once when a pin
+	// ends at spec.overrideUntil and the switch follows its state again.
+	EventReasonOverrideExpired = "OverrideExpired"
 )
 
 // Labels and names the operator puts on what it manages.

@@ -12,6 +12,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) && has(self.allOf))",message="at most one of anyOf and allOf may be set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) || has(self.allOf)) || !(has(self.state) || has(self.stateRef) || has(self.expected))",message="anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both"
 // +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.expected)",message="expected is required with state or stateRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.overrideUntil) || has(self.override)",message="overrideUntil requires override",fieldPath=".overrideUntil"
 type DynamicHTTPRouteSpec struct {
 	// target names the HTTPRoute that this DynamicHTTPRoute creates and
 	// owns. It cannot be changed after creation.
@@ -77,6 +78,21 @@ type DynamicHTTPRouteSpec struct {
 	// +optional
 	Override Mode `json:"override,omitempty"`
 
+	// overrideUntil ends the pin of override at this time (RFC 3339): the
+	// DynamicHTTPRoute then follows its state again, with no edit (the operator
+	// never writes spec); status.override.phase turns Expired. Requires
+	// override; when set or changed, it must be in the future.
+	// +optional
+	OverrideUntil *metav1.Time `json:"overrideUntil,omitempty"`
+
+	// overrideReason says why the pin was set (an incident's number, a
+	// sentence): recorded in status.override and in notifications. 1 to
+	// 256 characters.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	OverrideReason string `json:"overrideReason,omitempty"`
+
 	// served checks the flip where users see it: after each write of the
 	// target, url is requested every period until it answers as the
 	// current mode's shape does, and every parent of the HTTPRoute has
@@ -125,7 +141,7 @@ type HTTPRouteTemplate struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
-// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
+// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.status.override.summary`,priority=1
 // +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].status`,priority=1
 type DynamicHTTPRoute struct {
 	metav1.TypeMeta `json:",inline"`
@@ -154,7 +170,7 @@ type DynamicHTTPRouteList struct {
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicHTTPRoute) SwitchSpec() SwitchSpec {
-	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override, d.Spec.Served)
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, Pin{Mode: d.Spec.Override, Until: d.Spec.OverrideUntil, Reason: d.Spec.OverrideReason}, d.Spec.Served)
 }
 
 // SwitchStatus returns the status, to read and change.

@@ -14,6 +14,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) && has(self.allOf))",message="at most one of anyOf and allOf may be set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.anyOf) || has(self.allOf)) || !(has(self.state) || has(self.stateRef) || has(self.expected))",message="anyOf and allOf replace state, stateRef and expected: set a list or a single state, not both"
 // +kubebuilder:validation:XValidation:rule="has(self.anyOf) || has(self.allOf) || has(self.expected)",message="expected is required with state or stateRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.overrideUntil) || has(self.override)",message="overrideUntil requires override",fieldPath=".overrideUntil"
 type DynamicIngressSpec struct {
 	// target names the Ingress that this DynamicIngress creates and owns.
 	// It cannot be changed after creation.
@@ -83,6 +84,21 @@ type DynamicIngressSpec struct {
 	// DynamicIngress; removing it returns to the state at once.
 	// +optional
 	Override Mode `json:"override,omitempty"`
+
+	// overrideUntil ends the pin of override at this time (RFC 3339): the
+	// DynamicIngress then follows its state again, with no edit (the operator
+	// never writes spec); status.override.phase turns Expired. Requires
+	// override; when set or changed, it must be in the future.
+	// +optional
+	OverrideUntil *metav1.Time `json:"overrideUntil,omitempty"`
+
+	// overrideReason says why the pin was set (an incident's number, a
+	// sentence): recorded in status.override and in notifications. 1 to
+	// 256 characters.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	OverrideReason string `json:"overrideReason,omitempty"`
 
 	// served checks the flip where users see it: after each write of the
 	// target, url is requested every period until it answers as the
@@ -363,6 +379,73 @@ type SwitchStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	States []EntryStatus `json:"states,omitempty"`
+
+	// override is, while spec.override is set, the pin: its mode, who set
+	// it and when, until when, why, and whether it is in effect.
+	// +optional
+	Override *OverrideStatus `json:"override,omitempty"`
+}
+
+// OverridePhase is where a pin stands.
+// +kubebuilder:validation:Enum=PendingApproval;InEffect;Expired
+type OverridePhase string
+
+// The phases of a pin.
+const (
+	// OverridePhasePendingApproval: the pin waits for a second person's
+	// approval; the switch follows its state meanwhile.
+	OverridePhasePendingApproval OverridePhase = "PendingApproval"
+	// OverridePhaseInEffect: the pin holds the mode.
+	OverridePhaseInEffect OverridePhase = "InEffect"
+	// OverridePhaseExpired: spec.overrideUntil has passed; the switch
+	// follows its state again.
+	OverridePhaseExpired OverridePhase = "Expired"
+)
+
+// OverrideStatus is a switch's pin as the operator acts on it.
+type OverrideStatus struct {
+	// mode pinned: Active or Passive.
+	// +required
+	Mode Mode `json:"mode"`
+
+	// by is the user who last set or changed the pin, from the
+	// override-by annotation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	By string `json:"by,omitempty"`
+
+	// at is when the pin was last set or changed, from the override-at
+	// annotation.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+
+	// until is spec.overrideUntil.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
+
+	// reason is spec.overrideReason.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason,omitempty"`
+
+	// approvedBy is the user who approved the pin, when its mode needs
+	// approval.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	ApprovedBy string `json:"approvedBy,omitempty"`
+
+	// phase is PendingApproval, InEffect or Expired. A phase, against the
+	// API conventions' preference for conditions, because the pin's audit
+	// is a record of where it stands, not a condition of the switch: the
+	// Active condition's reason says whether the pin decides.
+	// +required
+	Phase OverridePhase `json:"phase"` //nolint:kubeapilinter // the pin's documented phase (docs/behaviour.md, "Pins that end")
+
+	// summary is what the OVERRIDE column shows: the mode, and the phase
+	// when the pin is not in effect, e.g. "Active (Expired)".
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Summary string `json:"summary,omitempty"`
 }
 
 // DynamicIngress makes one target Ingress take its active or passive shape,
@@ -379,7 +462,7 @@ type SwitchStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`,priority=1
-// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.spec.override`,priority=1
+// +kubebuilder:printcolumn:name="Override",type=string,JSONPath=`.status.override.summary`,priority=1
 // +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].status`,priority=1
 type DynamicIngress struct {
 	metav1.TypeMeta `json:",inline"`
@@ -424,13 +507,25 @@ type SwitchSpec struct {
 	StateRef      *StateReference  `json:"-"`
 	Expected      ExpectedResponse `json:"-"`
 	FailurePolicy FailurePolicy    `json:"-"`
-	Override      Mode             `json:"-"`
+	// Override is spec.override, the pinned mode ("" when not pinned).
+	Override Mode `json:"-"`
+	// OverrideUntil and OverrideReason are spec.overrideUntil and
+	// spec.overrideReason.
+	OverrideUntil  *metav1.Time `json:"-"`
+	OverrideReason string       `json:"-"`
 	// AnyOf and AllOf are spec.anyOf and spec.allOf; with either, State,
 	// StateName, StateRef and Expected are empty.
 	AnyOf []StateEntry `json:"-"`
 	AllOf []StateEntry `json:"-"`
 	// Served is spec.served.
 	Served *ServedCheck `json:"-"`
+}
+
+// Pin is a switch's spec.override with its end and reason.
+type Pin struct {
+	Mode   Mode         `json:"-"`
+	Until  *metav1.Time `json:"-"`
+	Reason string       `json:"-"`
 }
 
 // Combination is how a switch's states decide its mode.
@@ -502,8 +597,9 @@ func (s SwitchSpec) Summary() string {
 }
 
 // switchSpec is the view of a switch's spec fields.
-func switchSpec(target TargetReference, state string, ref *StateReference, expected ExpectedResponse, anyOf, allOf []StateEntry, policy FailurePolicy, override Mode, served *ServedCheck) SwitchSpec {
-	spec := SwitchSpec{Target: target, FailurePolicy: policy, Override: override, AnyOf: anyOf, AllOf: allOf, Served: served}
+func switchSpec(target TargetReference, state string, ref *StateReference, expected ExpectedResponse, anyOf, allOf []StateEntry, policy FailurePolicy, pin Pin, served *ServedCheck) SwitchSpec {
+	spec := SwitchSpec{Target: target, FailurePolicy: policy, Override: pin.Mode, OverrideUntil: pin.Until, OverrideReason: pin.Reason,
+		AnyOf: anyOf, AllOf: allOf, Served: served}
 	if len(anyOf) == 0 && len(allOf) == 0 {
 		spec.State, spec.StateName, spec.StateRef, spec.Expected = followedState(state, ref), state, ref, expected
 	}
@@ -512,7 +608,7 @@ func switchSpec(target TargetReference, state string, ref *StateReference, expec
 
 // SwitchSpec returns the fields every kind of switch shares.
 func (d *DynamicIngress) SwitchSpec() SwitchSpec {
-	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, d.Spec.Override, d.Spec.Served)
+	return switchSpec(d.Spec.Target, d.Spec.State, d.Spec.StateRef, d.Spec.Expected, d.Spec.AnyOf, d.Spec.AllOf, d.Spec.FailurePolicy, Pin{Mode: d.Spec.Override, Until: d.Spec.OverrideUntil, Reason: d.Spec.OverrideReason}, d.Spec.Served)
 }
 
 // SwitchStatus returns the status, to read and change.

@@ -65,7 +65,7 @@ func runSuite(m *testing.M) int {
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme: scheme,
 		Cache: cacheOptionsExcept(laggingNamespace, veryLaggingNamespace, notifierTurnsNamespace, fakeClockNamespace, horizonClockNamespace, clusterStatesOffNamespace, clusterStatesOnNamespace,
-			unknownNamespace, serviceRestartNamespace),
+			unknownNamespace, serviceRestartNamespace, pinStartNamespace),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {

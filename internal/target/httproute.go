@@ -89,7 +89,7 @@ func (HTTPRoute) TargetSpec(obj client.Object) any { return obj.(*gatewayv1.HTTP
 
 // Template implements Kind.
 func (HTTPRoute) Template(sw Switch, active bool) (Template, bool) {
-	spec := sw.(*v1beta1.DynamicHTTPRoute).Spec
+	spec := Underlying(sw).(*v1beta1.DynamicHTTPRoute).Spec
 	variant := spec.PassiveRoute
 	if active {
 		variant = spec.ActiveRoute

@@ -50,7 +50,7 @@ func (Ingress) TargetSpec(obj client.Object) any { return obj.(*networkingv1.Ing
 
 // Template implements Kind.
 func (Ingress) Template(sw Switch, active bool) (Template, bool) {
-	spec := sw.(*v1beta1.DynamicIngress).Spec
+	spec := Underlying(sw).(*v1beta1.DynamicIngress).Spec
 	variant := spec.PassiveIngress
 	if active {
 		variant = spec.ActiveIngress

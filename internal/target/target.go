@@ -30,6 +30,15 @@ type Switch interface {
 	SwitchStatus() *v1beta1.SwitchStatus
 }
 
+// Underlying is the switch object behind a view of it (a view that
+// changes what SwitchSpec says, such as decision.Unpinned), or sw itself.
+func Underlying(sw Switch) Switch {
+	if v, ok := sw.(interface{ Underlying() Switch }); ok {
+		return v.Underlying()
+	}
+	return sw
+}
+
 // Template is one shape of a target: its metadata and its spec, a typed
 // spec of the target kind (an IngressSpec, an HTTPRouteSpec).
 type Template struct {

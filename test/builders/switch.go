@@ -1,6 +1,9 @@
 package builders
 
 import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -83,6 +86,18 @@ func (w *DynamicIngressWrapper) FailurePolicy(p v1beta1.FailurePolicy) *DynamicI
 // Override pins the DynamicIngress to a mode whatever the state says.
 func (w *DynamicIngressWrapper) Override(m v1beta1.Mode) *DynamicIngressWrapper {
 	w.Spec.Override = m
+	return w
+}
+
+// OverrideUntil ends the pin at until.
+func (w *DynamicIngressWrapper) OverrideUntil(until time.Time) *DynamicIngressWrapper {
+	w.Spec.OverrideUntil = &metav1.Time{Time: until}
+	return w
+}
+
+// OverrideReason sets why the DynamicIngress is pinned.
+func (w *DynamicIngressWrapper) OverrideReason(reason string) *DynamicIngressWrapper {
+	w.Spec.OverrideReason = reason
 	return w
 }
 

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
@@ -131,7 +132,7 @@ func kindName(kind target.Kind) string {
 
 // Reconcile reads the switch and its state, syncs the target and writes
 // the status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	kind := r.Kind.SwitchKind()
 	// Taken before anything is read: this reconcile counts as the one a
 	// state change expected only if it began after that change was seen.
@@ -169,12 +170,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	// A pin decides only while it holds: an expired one is decided from
+	// spec and the clock at every reconcile, and the switch is woken when
+	// it ends (docs/behaviour.md, "Pins that end").
+	pin := decision.PinOf(sw, r.Clock.Now())
+	decided := target.Switch(sw)
+	if pin.Status != nil && !pin.Holds() {
+		decided = decision.Unpinned(sw)
+	}
+	if pin.EndsIn > 0 {
+		defer func() {
+			if err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > pin.EndsIn) {
+				res.RequeueAfter = pin.EndsIn
+			}
+		}()
+	}
+
 	f, err := r.resolve(ctx, sw)
 	if err != nil {
 		r.gate.Done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	current, err := r.retainedMode(ctx, sw, f)
+	current, err := r.retainedMode(ctx, decided, f)
 	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
 		return ctrl.Result{RequeueAfter: lag.retryAfter}, nil
 	}
@@ -182,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.gate.Done(kind, req.NamespacedName, ticket)
 		return ctrl.Result{}, err
 	}
-	active, entries, verdictPending := r.decide(sw, f, current, req)
+	active, entries, verdictPending := r.decide(decided, f, current, req)
 	if verdictPending {
 		// Its expression is evaluated in its namespace's turn, and the
 		// switch reconciled again once the verdict is known; nothing
@@ -222,7 +239,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: statusWriteDelay, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 
-	status := nextStatus(sw, active, ready, entries, r.servedView(ctx, sw, req, isActive))
+	status := nextStatus(sw, active, ready, entries, r.servedView(ctx, sw, req, isActive), pin.Status)
 	_, pending := r.announced.mode(req.NamespacedName)
 	toWrite := status != nil || pending
 	if held, atMost := r.gate.Hold(kind, req.NamespacedName, toWrite && syncErr == nil); held {

@@ -46,7 +46,7 @@ func readyCondition(sw target.Switch, why *decision.Unfollowed, active metav1.Co
 // Normal Overridden and OverrideRemoved when spec.override starts and stops
 // deciding, and a Warning named after Ready's reason when Ready turns False
 // for a new reason.
-func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition, announced bool) []flip.Event {
+func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready metav1.Condition, announced bool, expired *v1beta1.OverrideStatus) []flip.Event {
 	var out []flip.Event
 	if prevActive != nil && prevActive.Status != active.Status && !announced {
 		out = append(out, switchedEvent(active))
@@ -55,6 +55,10 @@ func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready met
 	switch {
 	case overridden(&active) && !overridden(prevActive):
 		out = append(out, flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonOverridden, Action: "Override", Note: active.Message})
+	case expired != nil:
+		out = append(out, flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonOverrideExpired, Action: "Override",
+			Note: fmt.Sprintf("The pin to %s mode ended at %s (spec.overrideUntil); following the state again: %s",
+				expired.Mode, expired.Until.UTC().Format(time.RFC3339), active.Message)})
 	case overridden(prevActive) && !overridden(&active):
 		out = append(out, flip.Event{Type: corev1.EventTypeNormal, Reason: v1beta1.EventReasonOverrideRemoved, Action: "Override", Note: "spec.override removed; following the state again: " + active.Message})
 	}
@@ -62,6 +66,19 @@ func transitionEvents(prevActive, prevReady *metav1.Condition, active, ready met
 		out = append(out, flip.Event{Type: corev1.EventTypeWarning, Reason: ready.Reason, Action: "Sync", Note: ready.Message})
 	}
 	return out
+}
+
+// pinExpired is the pin after, when it turned Expired since before: the
+// OverrideExpired event is recorded once, also for a pin that ended while
+// no manager ran.
+func pinExpired(before, after *v1beta1.OverrideStatus) *v1beta1.OverrideStatus {
+	if after == nil || after.Phase != v1beta1.OverridePhaseExpired || after.Until == nil {
+		return nil
+	}
+	if before != nil && before.Phase == v1beta1.OverridePhaseExpired {
+		return nil
+	}
+	return after
 }
 
 // switchedByWrite says whether a target write that left the target in the
@@ -113,7 +130,7 @@ func switchLatency(state *v1beta1.DynamicIngressState, active metav1.Condition, 
 // nextStatus is the switch's status with both conditions set, what the
 // STATE column shows and each entry's verdict (status.states, for a list),
 // nil when that is the status it has.
-func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1beta1.EntryStatus, view served.View) *v1beta1.SwitchStatus {
+func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1beta1.EntryStatus, view served.View, pin *v1beta1.OverrideStatus) *v1beta1.SwitchStatus {
 	before := sw.SwitchStatus()
 	// sw is the cache's own object: the new status is a copy.
 	status := before.DeepCopy()
@@ -128,6 +145,7 @@ func nextStatus(sw target.Switch, active, ready metav1.Condition, entries []v1be
 		meta.RemoveStatusCondition(&status.Conditions, v1beta1.ConditionServed)
 	}
 	status.Served = view.Status
+	status.Override = pin
 	if equality.Semantic.DeepEqual(before, status) {
 		return nil
 	}
@@ -157,7 +175,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, sw target.Switch, status *
 	prevReady := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionReady)
 	active := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionActive)
 	ready := meta.FindStatusCondition(status.Conditions, v1beta1.ConditionReady)
-	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced) {
+	for _, e := range transitionEvents(prevActive, prevReady, *active, *ready, announced, pinExpired(before.Override, status.Override)) {
 		r.event(ctx, sw, e)
 	}
 	return prevActive != nil && prevActive.Status != active.Status && !announced, nil

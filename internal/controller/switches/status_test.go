@@ -92,7 +92,7 @@ func TestTransitionEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready, false)
+			got := transitionEvents(tt.prevActive, tt.prevReady, tt.active, tt.ready, false, nil)
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(flip.Event{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -140,7 +140,7 @@ func TestNextStatus(t *testing.T) {
 		di := &v1beta1.DynamicIngress{ObjectMeta: metav1.ObjectMeta{Generation: tc.generation},
 			Status: v1beta1.SwitchStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{notMatched, synced}}}
 		before := di.Status.DeepCopy()
-		got := nextStatus(di, tc.active, synced, nil, served.View{})
+		got := nextStatus(di, tc.active, synced, nil, served.View{}, nil)
 		if !equality.Semantic.DeepEqual(before, &di.Status) {
 			t.Errorf("%s: nextStatus changed the switch's own status (the cache's object)", tc.name)
 		}

@@ -27,19 +27,25 @@ var overrideAuditKeys = []string{OverrideByAnnotation, OverrideAtAnnotation}
 const overrideAuditForbidden = "set by the admission webhook when spec.override changes; it cannot be edited"
 
 // AuditOverride sets sw's override audit annotations for an admission
-// request of user at now; old is nil on create. When spec.override is set
-// on create, or set, changed or removed on update, they name user and now,
+// request of user at now; old is nil on create. When the pin
+// (spec.override, with overrideUntil and overrideReason) is set on create,
+// or set, changed or removed on update, they name user and now,
 // whatever sw carried. Otherwise they are what old had (none on create): a
 // value a user wrote is overwritten, except in an update that changes
 // nothing else, which is left as it came for the validating webhook to
 // refuse (validateOverrideAudit), so that the user learns the edit did not
 // take.
 func AuditOverride(old, sw target.Switch, user string, now time.Time) {
-	override := sw.SwitchSpec().Override
+	spec := sw.SwitchSpec()
+	var oldSpec *v1beta1.SwitchSpec
+	if old != nil {
+		s := old.SwitchSpec()
+		oldSpec = &s
+	}
 	switch {
-	case old == nil && override == "":
+	case old == nil && spec.Override == "":
 		setOverrideAudit(sw, nil)
-	case old == nil || old.SwitchSpec().Override != override:
+	case pinChanged(oldSpec, spec):
 		setOverrideAudit(sw, map[string]string{
 			OverrideByAnnotation: user,
 			OverrideAtAnnotation: now.UTC().Format(v1beta1.OverrideAtFormat),
@@ -51,10 +57,11 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 }
 
 // validateOverrideAudit refuses an update that edits an override audit
-// annotation without changing spec.override: the defaulting webhook
+// annotation without changing the pin: the defaulting webhook
 // writes them, and leaves them edited only when nothing else changed.
 func validateOverrideAudit(old, sw target.Switch) field.ErrorList {
-	if old.SwitchSpec().Override != sw.SwitchSpec().Override {
+	oldSpec := old.SwitchSpec()
+	if pinChanged(&oldSpec, sw.SwitchSpec()) {
 		return nil
 	}
 	var errs field.ErrorList

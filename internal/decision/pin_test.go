@@ -1,0 +1,71 @@
+package decision
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+func TestPinPhase(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(d)} }
+	tests := []struct {
+		name          string
+		spec          v1beta1.SwitchSpec
+		needsApproval bool
+		approvedBy    string
+		want          v1beta1.OverridePhase
+	}{
+		{name: "not pinned", want: ""},
+		{name: "not pinned, an end left over", spec: v1beta1.SwitchSpec{OverrideUntil: at(-time.Hour)}, want: ""},
+		{name: "pinned for good", spec: v1beta1.SwitchSpec{Override: v1beta1.ModeActive}, want: v1beta1.OverridePhaseInEffect},
+		{name: "pinned until later", spec: v1beta1.SwitchSpec{Override: v1beta1.ModeActive, OverrideUntil: at(time.Nanosecond)}, want: v1beta1.OverridePhaseInEffect},
+		{name: "the end is now", spec: v1beta1.SwitchSpec{Override: v1beta1.ModeActive, OverrideUntil: at(0)}, want: v1beta1.OverridePhaseExpired},
+		{name: "the end has passed", spec: v1beta1.SwitchSpec{Override: v1beta1.ModePassive, OverrideUntil: at(-time.Hour)}, want: v1beta1.OverridePhaseExpired},
+		{name: "awaiting approval", spec: v1beta1.SwitchSpec{Override: v1beta1.ModePassive}, needsApproval: true, want: v1beta1.OverridePhasePendingApproval},
+		{name: "approved", spec: v1beta1.SwitchSpec{Override: v1beta1.ModePassive}, needsApproval: true, approvedBy: "bob", want: v1beta1.OverridePhaseInEffect},
+		{name: "expired before approval", spec: v1beta1.SwitchSpec{Override: v1beta1.ModePassive, OverrideUntil: at(-time.Second)}, needsApproval: true,
+			want: v1beta1.OverridePhaseExpired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PinPhase(tt.spec, tt.needsApproval, tt.approvedBy, now); got != tt.want {
+				t.Errorf("PinPhase = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPinOf(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	until := metav1.NewTime(now.Add(90 * time.Second))
+	sw := builders.DynamicIngress("shop", "web").State("s").ExpectCode("503").Obj()
+	sw.Spec.Override, sw.Spec.OverrideUntil, sw.Spec.OverrideReason = v1beta1.ModeActive, &until, "INC-7"
+	sw.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: "2026-12-02T02:59:00.250000Z"}
+
+	got := PinOf(sw, now)
+	want := Pin{Status: &v1beta1.OverrideStatus{Mode: v1beta1.ModeActive, By: "alice", At: &metav1.Time{Time: now.Add(-time.Minute)},
+		Until: &until, Reason: "INC-7", Phase: v1beta1.OverridePhaseInEffect, Summary: "Active"}, EndsIn: 90 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("in effect (-want +got):\n%s", diff)
+	}
+	got = PinOf(sw, until.Time)
+	want.Status.Phase, want.Status.Summary, want.EndsIn = v1beta1.OverridePhaseExpired, "Active (Expired)", 0
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("expired (-want +got):\n%s", diff)
+	}
+	if got.Holds() {
+		t.Error("an expired pin holds")
+	}
+	if spec := Unpinned(sw).SwitchSpec(); spec.Override != "" || spec.OverrideUntil != nil {
+		t.Errorf("Unpinned keeps the pin: %+v", spec)
+	}
+	if PinOf(builders.DynamicIngress("shop", "web").Obj(), now) != (Pin{}) {
+		t.Error("a switch without override has a pin")
+	}
+}

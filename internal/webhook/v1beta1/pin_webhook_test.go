@@ -1,0 +1,83 @@
+package v1beta1_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+// TestPinAdmission: through the API server, overrideUntil without
+// override and an overrideUntil in the past are refused with the field
+// named; a pin to the future is stored; moving its end records the audit
+// anew.
+func TestPinAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	pinned := func(name string) *builders.DynamicIngressWrapper {
+		return builders.DynamicIngress(ns, name).State("flag").ExpectCode("503").
+			Passive(builders.IngressTo(name+".example.com", "web"))
+	}
+	noOverride := pinned("no-override").OverrideUntil(time.Now().Add(time.Hour)).Obj()
+	past := pinned("past").Override(v1beta1.ModeActive).OverrideUntil(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)).Obj()
+	long := pinned("long").Override(v1beta1.ModeActive).OverrideReason(strings.Repeat("x", 257)).Obj()
+	tests := []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"overrideUntil without override", noOverride,
+			`DynamicIngress.ingress.dynamicingress.io "no-override" is invalid: spec.overrideUntil: Invalid value: overrideUntil requires override`},
+		{"overrideUntil in the past", past,
+			`admission webhook "vdynamicingress.ingress.dynamicingress.io" denied the request: DynamicIngress.ingress.dynamicingress.io "past" is invalid: ` +
+				`spec.overrideUntil: Invalid value: "2026-01-02T03:04:05Z": must be in the future (now is NOW): a pin that ends before it starts pins nothing`},
+		{"a reason over 256 characters", long,
+			`DynamicIngress.ingress.dynamicingress.io "long" is invalid: [spec.overrideReason: Too long: may not be more than 256 bytes, ` +
+				`<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			got := "<nil>"
+			if err != nil {
+				got = nowPattern(err.Error())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	sw := pinned("web").Override(v1beta1.ModeActive).OverrideUntil(time.Now().Add(time.Hour)).OverrideReason("INC-1").Obj()
+	if err := k8s.Create(ctx, sw); err != nil {
+		t.Fatal(err)
+	}
+	at := sw.Annotations[webhookv1beta1.OverrideAtAnnotation]
+	time.Sleep(10 * time.Millisecond)
+	later := metav1.NewTime(time.Now().Add(2 * time.Hour))
+	before := sw.DeepCopy()
+	sw.Spec.OverrideUntil = &later
+	if err := k8s.Patch(ctx, sw, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	if sw.Annotations[webhookv1beta1.OverrideAtAnnotation] == at {
+		t.Errorf("moving overrideUntil left override-at at %s", at)
+	}
+}
+
+// nowPattern replaces the "now is ..." time of a message with NOW.
+func nowPattern(msg string) string {
+	const mark = "(now is "
+	i := strings.Index(msg, mark)
+	if i < 0 {
+		return msg
+	}
+	j := strings.Index(msg[i:], ")")
+	return msg[:i+len(mark)] + "NOW" + msg[i+j:]
+}
