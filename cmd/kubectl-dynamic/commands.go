@@ -428,11 +428,12 @@ func newOverrideCommand(o *options) *cobra.Command {
 	var (
 		output        *outputFlags
 		dryRun, owner string
+		pinFlags      plugin.PinFlags
 	)
 	cmd := &cobra.Command{
-		Use:               "override KIND/NAME active|passive|none",
+		Use:               "override KIND/NAME active|passive|none [--for DURATION | --until RFC3339] [--reason TEXT]",
 		ValidArgsFunction: o.completeOverride,
-		Short:             "Set spec.override of a switch (none removes it), and show its mode and what its state would select",
+		Short:             "Set spec.override of a switch (none removes it), for a while or until a time and with a reason, and show its mode and what its state would select",
 		Args:              exactArgs(2, "KIND/NAME and a mode"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.check(); err != nil {
@@ -443,6 +444,12 @@ func newOverrideCommand(o *options) *cobra.Command {
 				return &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", args[0])}
 			}
 			mode, err := plugin.ParseMode(args[1])
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			pinFlags.ReasonSet = cmd.Flags().Changed("reason")
+			until, reason, err := pinFlags.Pin(mode, now)
 			if err != nil {
 				return err
 			}
@@ -462,7 +469,7 @@ func newOverrideCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			result, err := plugin.Override(ctx, c, kind, ns, name, mode, plugin.OverrideOptions{DryRun: dryRun, FieldManager: owner})
+			result, err := plugin.Override(ctx, c, kind, ns, name, mode, plugin.OverrideOptions{DryRun: dryRun, FieldManager: owner, Until: until, Reason: reason, Now: now})
 			if err != nil {
 				return err
 			}
@@ -476,6 +483,9 @@ func newOverrideCommand(o *options) *cobra.Command {
 	output = addOutputFlags(cmd)
 	cmd.Flags().StringVar(&dryRun, "dry-run", "none", `"server" sends the patch as a dry run (checked by the API server and its webhooks, stored nowhere), "client" applies it to the switch as read and sends nothing; "none" writes`)
 	cmd.Flags().StringVar(&owner, "field-manager", "kubectl-dynamic", "Name of the manager the change is recorded under in the switch's managedFields")
+	cmd.Flags().StringVar(&pinFlags.For, "for", "", "End the pin after this long (spec.overrideUntil is now plus it), e.g. 2h or 30m; without --for or --until the pin has no end")
+	cmd.Flags().StringVar(&pinFlags.Until, "until", "", "End the pin at this RFC 3339 time (spec.overrideUntil), e.g. 2026-12-02T03:00:00Z; it must be in the future")
+	cmd.Flags().StringVar(&pinFlags.Reason, "reason", "", "Why the switch is pinned (spec.overrideReason, 1-256 characters), e.g. an incident's number")
 	return cmd
 }
 

@@ -35,6 +35,11 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"wait", "x", "--for=ready"}, 2, `error: --for must be shape or served, not "ready"`},
 		{[]string{"override", "storefront", "active"}, 2, `error: "storefront": name the switch as KIND/NAME, e.g. di/storefront`},
 		{[]string{"override", "di/storefront", "on"}, 2, `error: mode "on": use active, passive or none`},
+		{[]string{"override", "di/storefront", "active", "--for", "2h", "--until", "2026-12-02T03:00:00Z"}, 2, "error: --for and --until are exclusive: give one"},
+		{[]string{"override", "di/storefront", "active", "--for", "2 hours"}, 2, `error: --for "2 hours" is not a duration such as 2h or 30m`},
+		{[]string{"override", "di/storefront", "active", "--until", "tomorrow"}, 2, `error: --until "tomorrow" is not an RFC 3339 time such as 2026-12-02T03:00:00Z`},
+		{[]string{"override", "di/storefront", "active", "--reason="}, 2, "error: --reason must not be empty"},
+		{[]string{"override", "di/storefront", "none", "--for", "2h"}, 2, "error: --for, --until and --reason go with active or passive: none removes the pin, its end and its reason"},
 		{[]string{"status", "x", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "error: stat /nonexistent/kubeconfig: no such file or directory"},
 	}
 	for _, tt := range tests {

@@ -327,6 +327,9 @@ func TestOverrideOnLists(t *testing.T) {
 			}
 			want := tt.want
 			want.Kind, want.Name = "DynamicIngress", "web"
+			if tt.mode != "" {
+				want.Pin = &PinReport{Mode: tt.mode, Phase: v1beta1.OverridePhaseInEffect}
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -78,6 +80,9 @@ type OverrideResult struct {
 	CouldNotTell string `json:"couldNotTell,omitempty"`
 	// DryRun is "server" or "client" when nothing was written.
 	DryRun string `json:"dryRun,omitempty"`
+	// Pin is the pin as the switch now has it (who set it, until when,
+	// why, its phase); absent after none.
+	Pin *PinReport `json:"pin,omitempty"`
 }
 
 // OverrideOptions are how Override writes.
@@ -88,6 +93,13 @@ type OverrideOptions struct {
 	DryRun string
 	// FieldManager names the writer in the switch's managedFields.
 	FieldManager string
+	// Until and Reason are spec.overrideUntil and spec.overrideReason,
+	// written with the pin in the same patch (PinFlags.Pin): nil and ""
+	// remove them, so that a new pin never keeps an old one's end.
+	Until  *metav1.Time
+	Reason string
+	// Now is the time the pin is judged at (zero: the clock's).
+	Now time.Time
 }
 
 // Unknown is the mode Override reports when it could not tell it.
@@ -107,12 +119,12 @@ func (r OverrideResult) String() string {
 		if r.Override == "none" {
 			return fmt.Sprintf("%s %q: spec.override removed; it follows %s again; could not tell which mode that selects: %s%s", r.Kind, r.Name, ref, r.CouldNotTell, suffix)
 		}
-		return fmt.Sprintf("%s %q: spec.override pins %s mode; could not tell what %s would select: %s%s", r.Kind, r.Name, r.Mode, ref, r.CouldNotTell, suffix)
+		return fmt.Sprintf("%s %q: %s; could not tell what %s would select: %s%s", r.Kind, r.Name, r.pins(), ref, r.CouldNotTell, suffix)
 	}
 	if r.Override == "none" {
 		return fmt.Sprintf("%s %q: spec.override removed; it follows state %q, which selects %s mode%s", r.Kind, r.Name, r.State, r.StateSelects, suffix)
 	}
-	return fmt.Sprintf("%s %q: spec.override pins %s mode; state %q would select %s mode%s", r.Kind, r.Name, r.Mode, r.State, r.StateSelects, suffix)
+	return fmt.Sprintf("%s %q: %s; state %q would select %s mode%s", r.Kind, r.Name, r.pins(), r.State, r.StateSelects, suffix)
 }
 
 // listString is String for a switch with a list.
@@ -121,12 +133,35 @@ func (r OverrideResult) listString(suffix string) string {
 		if r.Override == "none" {
 			return fmt.Sprintf("%s %q: spec.override removed; it follows its %s states again; could not tell which mode they select: %s%s", r.Kind, r.Name, r.Follows, r.CouldNotTell, suffix)
 		}
-		return fmt.Sprintf("%s %q: spec.override pins %s mode; could not tell what its %s states would select: %s%s", r.Kind, r.Name, r.Mode, r.Follows, r.CouldNotTell, suffix)
+		return fmt.Sprintf("%s %q: %s; could not tell what its %s states would select: %s%s", r.Kind, r.Name, r.pins(), r.Follows, r.CouldNotTell, suffix)
 	}
 	if r.Override == "none" {
 		return fmt.Sprintf("%s %q: spec.override removed; it follows its %s states, which select %s mode%s", r.Kind, r.Name, r.Follows, r.StateSelects, suffix)
 	}
-	return fmt.Sprintf("%s %q: spec.override pins %s mode; its %s states would select %s mode%s", r.Kind, r.Name, r.Mode, r.Follows, r.StateSelects, suffix)
+	return fmt.Sprintf("%s %q: %s; its %s states would select %s mode%s", r.Kind, r.Name, r.pins(), r.Follows, r.StateSelects, suffix)
+}
+
+// pins says what the pin now holds: `spec.override pins active mode`,
+// then its end, `until 2026-12-02T03:00:00Z (in 2h)`, and its reason,
+// `reason "INC-1234"`, when it has them. A pin whose end has passed (only a
+// client dry run, which no webhook checks, writes one) says so.
+func (r OverrideResult) pins() string {
+	p := r.Pin
+	if p == nil {
+		return fmt.Sprintf("spec.override pins %s mode", r.Mode)
+	}
+	line := fmt.Sprintf("spec.override pins %s mode", overrideName(p.Mode))
+	switch {
+	case p.Until == nil:
+	case p.Phase == v1beta1.OverridePhaseExpired:
+		line += fmt.Sprintf(" until %s, which has passed (%s ago): it follows its state", *p.Until, p.Ago)
+	default:
+		line += fmt.Sprintf(" until %s (in %s)", *p.Until, p.Left)
+	}
+	if p.Reason != "" {
+		line += fmt.Sprintf(", reason %q", p.Reason)
+	}
+	return line
 }
 
 // Override sets spec.override of the switch (removes it for ""), with a
@@ -136,11 +171,18 @@ func (r OverrideResult) listString(suffix string) string {
 // where the user may; when it cannot, the result says why it could not tell
 // (CouldNotTell), and the override stands.
 func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name string, mode v1beta1.Mode, opts OverrideOptions) (OverrideResult, error) {
-	var value any
+	// One merge patch sets or removes all three: null removes a field.
+	var value, until, reason any
 	if mode != "" {
 		value = mode
+		if opts.Until != nil {
+			until = opts.Until
+		}
+		if opts.Reason != "" {
+			reason = opts.Reason
+		}
 	}
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"override": value}})
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"override": value, "overrideUntil": until, "overrideReason": reason}})
 	if err != nil {
 		return OverrideResult{}, err
 	}
@@ -153,7 +195,21 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 		}
 		return OverrideResult{}, fmt.Errorf("setting spec.override of %s %q in namespace %q: %w", kind.SwitchKind(), name, ns, err)
 	}
-	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), DryRun: opts.DryRun}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	pin := pinAt(sw, now)
+	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), DryRun: opts.DryRun, Pin: pinReport(pin, now)}
+	if result.Pin != nil && opts.DryRun == "client" {
+		// The audit annotations are the webhook's, which saw nothing.
+		result.Pin.By, result.Pin.At = "", nil
+	}
+	if pin != nil && pin.Phase != v1beta1.OverridePhaseInEffect {
+		// The mode is the state's: the pin does not hold.
+		mode = ""
+	}
+	sw = decided(sw, now)
 	if sw.SwitchSpec().Combination() != v1beta1.CombinationSingle {
 		return overrideList(ctx, c, kind, sw, mode, result), nil
 	}
@@ -344,6 +400,10 @@ func patchOverride(ctx context.Context, c client.Client, sw target.Switch, patch
 		if err != nil {
 			return err
 		}
+		// Unmarshal leaves alone what the JSON lacks: the fields the patch
+		// removed would stay. Start from an empty switch.
+		v := reflect.ValueOf(sw).Elem()
+		v.Set(reflect.Zero(v.Type()))
 		return json.Unmarshal(patched, sw)
 	}
 	var patchOpts []client.PatchOption

@@ -82,6 +82,9 @@ func TestOverrideOnAClusterFollower(t *testing.T) {
 			}
 			want := tt.want
 			want.Kind, want.Name, want.State, want.StateKind = "DynamicIngress", "web", "ks", string(v1beta1.StateKindCluster)
+			if tt.mode != "" {
+				want.Pin = &PinReport{Mode: tt.mode, Phase: v1beta1.OverridePhaseInEffect}
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}

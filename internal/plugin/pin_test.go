@@ -1,0 +1,234 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
+	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
+)
+
+// pinNow is the clock of the pin tests.
+var pinNow = time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+
+// TestPinFlags: --for is a positive duration from now, --until an RFC 3339
+// time, never both; --reason is not empty; none takes none of them. Each
+// refusal is a usage error naming the flag.
+func TestPinFlags(t *testing.T) {
+	tests := []struct {
+		name   string
+		flags  PinFlags
+		mode   v1beta1.Mode
+		until  string // RFC 3339, "" for no end
+		reason string
+		err    string
+	}{
+		{name: "for", flags: PinFlags{For: "2h"}, mode: v1beta1.ModeActive, until: "2026-12-02T03:00:00Z"},
+		{name: "for, to the second", flags: PinFlags{For: "90m1500ms"}, mode: v1beta1.ModeActive, until: "2026-12-02T02:30:01Z"},
+		{name: "until, in UTC", flags: PinFlags{Until: "2026-12-02T12:00:00+09:00", Reason: "INC-1234", ReasonSet: true}, mode: v1beta1.ModePassive,
+			until: "2026-12-02T03:00:00Z", reason: "INC-1234"},
+		// Whether it is in the future is the webhook's word.
+		{name: "until in the past is sent", flags: PinFlags{Until: "2026-12-01T00:00:00Z"}, mode: v1beta1.ModeActive, until: "2026-12-01T00:00:00Z"},
+		{name: "no end, a reason", flags: PinFlags{Reason: "INC-1234", ReasonSet: true}, mode: v1beta1.ModeActive, reason: "INC-1234"},
+		{name: "no end", mode: v1beta1.ModeActive},
+		{name: "none", mode: ""},
+		{name: "both", flags: PinFlags{For: "2h", Until: "2026-12-02T03:00:00Z"}, mode: v1beta1.ModeActive,
+			err: "--for and --until are exclusive: give one"},
+		{name: "bad duration", flags: PinFlags{For: "2 hours"}, mode: v1beta1.ModeActive,
+			err: `--for "2 hours" is not a duration such as 2h or 30m`},
+		{name: "a duration without a unit", flags: PinFlags{For: "2"}, mode: v1beta1.ModeActive,
+			err: `--for "2" is not a duration such as 2h or 30m`},
+		{name: "zero duration", flags: PinFlags{For: "0s"}, mode: v1beta1.ModeActive,
+			err: `--for "0s" is not a positive duration such as 2h or 30m`},
+		{name: "negative duration", flags: PinFlags{For: "-1h"}, mode: v1beta1.ModeActive,
+			err: `--for "-1h" is not a positive duration such as 2h or 30m`},
+		{name: "bad time", flags: PinFlags{Until: "03:00"}, mode: v1beta1.ModeActive,
+			err: `--until "03:00" is not an RFC 3339 time such as 2026-12-02T03:00:00Z`},
+		{name: "empty reason", flags: PinFlags{For: "2h", ReasonSet: true}, mode: v1beta1.ModeActive,
+			err: "--reason must not be empty"},
+		{name: "none with for", flags: PinFlags{For: "2h"}, mode: "",
+			err: "--for, --until and --reason go with active or passive: none removes the pin, its end and its reason"},
+		{name: "none with reason", flags: PinFlags{Reason: "done", ReasonSet: true}, mode: "",
+			err: "--for, --until and --reason go with active or passive: none removes the pin, its end and its reason"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			until, reason, err := tt.flags.Pin(tt.mode, pinNow.Add(250*time.Millisecond))
+			if tt.err != "" {
+				var usage *UsageError
+				if !errors.As(err, &usage) || err.Error() != tt.err {
+					t.Fatalf("error %v, want the usage error %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if until != nil {
+				got = until.UTC().Format(time.RFC3339Nano)
+			}
+			if got != tt.until || reason != tt.reason {
+				t.Errorf("until %q, reason %q; want %q, %q", got, reason, tt.until, tt.reason)
+			}
+		})
+	}
+}
+
+// pinnedWeb is the DynamicIngress web in shop following the state flag
+// (active on 503), pinned to mode until until (zero: no end) for reason.
+func pinnedWeb(mode v1beta1.Mode, until time.Time, reason string) *v1beta1.DynamicIngress {
+	return switchFor("web", func(w *builders.DynamicIngressWrapper) {
+		w.Override(mode).OverrideReason(reason)
+		if !until.IsZero() {
+			w.OverrideUntil(until)
+		}
+	}, "")
+}
+
+// audited is sw with the audit annotations of bob's pin at midnight.
+func audited(sw *v1beta1.DynamicIngress) *v1beta1.DynamicIngress {
+	sw = sw.DeepCopy()
+	sw.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "bob", v1beta1.OverrideAtAnnotation: "2026-12-02T00:00:00.000000Z"}
+	return sw
+}
+
+// webhookRefusal is how the API server answers a patch the validating
+// webhook refuses with errs.
+func webhookRefusal(errs field.ErrorList) error {
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "DynamicIngress"}, "web", errs)
+	status := invalid.Status()
+	status.Message = `admission webhook "vdynamicingress.ingress.dynamicingress.io" denied the request: ` + status.Message
+	return &apierrors.StatusError{ErrStatus: status}
+}
+
+// TestOverridePinThatEnds: override writes the pin, its end and its reason
+// in one patch, removes the end and reason it is not given (none removes
+// all three), and says what now holds; the webhook's refusal is the
+// command's error, as the webhook words it.
+func TestOverridePinThatEnds(t *testing.T) {
+	until := func(s string) *metav1.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &metav1.Time{Time: tm}
+	}
+	old := pinnedWeb(v1beta1.ModeActive, pinNow.Add(time.Hour), "INC-1000")
+	tooLate := webhookRefusal(field.ErrorList{field.Invalid(field.NewPath("spec", "overrideUntil"), "2026-12-02T00:00:00Z",
+		"must be in the future (now is 2026-12-02T01:00:00Z): a pin that ends before it starts pins nothing")})
+	refuseTooLate := func(r request) error {
+		if r.verb == "patch" {
+			return tooLate
+		}
+		return nil
+	}
+	tests := []struct {
+		name    string
+		sw      *v1beta1.DynamicIngress
+		refused refuse
+		mode    v1beta1.Mode
+		opts    OverrideOptions
+		// stored is spec.override, overrideUntil (RFC 3339) and
+		// overrideReason after the command.
+		stored [3]string
+		// modeNow is the mode the switch now has, by the operator's decision.
+		modeNow string
+		pin     *PinReport
+		line    string
+		err     string
+	}{
+		{name: "--for 2h --reason", sw: switchFor("web", nil, ""), mode: v1beta1.ModePassive,
+			opts:    OverrideOptions{Until: until("2026-12-02T03:00:00Z"), Reason: "INC-1234"},
+			stored:  [3]string{"Passive", "2026-12-02T03:00:00Z", "INC-1234"},
+			pin:     &PinReport{Mode: v1beta1.ModePassive, Until: ptr.To("2026-12-02T03:00:00Z"), Reason: "INC-1234", Phase: v1beta1.OverridePhaseInEffect, Left: "2h"},
+			line:    `DynamicIngress "web": spec.override pins passive mode until 2026-12-02T03:00:00Z (in 2h), reason "INC-1234"; state "flag" would select active mode`,
+			modeNow: "passive"},
+		{name: "--until, no reason: the old reason goes", sw: old, mode: v1beta1.ModePassive,
+			opts:    OverrideOptions{Until: until("2026-12-02T02:59:30Z")},
+			stored:  [3]string{"Passive", "2026-12-02T02:59:30Z", ""},
+			pin:     &PinReport{Mode: v1beta1.ModePassive, Until: ptr.To("2026-12-02T02:59:30Z"), Phase: v1beta1.OverridePhaseInEffect, Left: "1h59m30s"},
+			line:    `DynamicIngress "web": spec.override pins passive mode until 2026-12-02T02:59:30Z (in 1h59m30s); state "flag" would select active mode`,
+			modeNow: "passive"},
+		{name: "no end: the old end and reason go, the line as before", sw: old, mode: v1beta1.ModePassive,
+			stored:  [3]string{"Passive", "", ""},
+			pin:     &PinReport{Mode: v1beta1.ModePassive, Phase: v1beta1.OverridePhaseInEffect},
+			line:    `DynamicIngress "web": spec.override pins passive mode; state "flag" would select active mode`,
+			modeNow: "passive"},
+		{name: "no end, a reason", sw: switchFor("web", nil, ""), mode: v1beta1.ModePassive, opts: OverrideOptions{Reason: "load test"},
+			stored:  [3]string{"Passive", "", "load test"},
+			pin:     &PinReport{Mode: v1beta1.ModePassive, Reason: "load test", Phase: v1beta1.OverridePhaseInEffect},
+			line:    `DynamicIngress "web": spec.override pins passive mode, reason "load test"; state "flag" would select active mode`,
+			modeNow: "passive"},
+		{name: "none removes all three", sw: old, mode: "",
+			stored:  [3]string{"", "", ""},
+			line:    `DynamicIngress "web": spec.override removed; it follows state "flag", which selects active mode`,
+			modeNow: "active"},
+		{name: "the webhook refuses an end in the past", sw: old, refused: refuseTooLate, mode: v1beta1.ModePassive,
+			opts:   OverrideOptions{Until: until("2026-12-02T00:00:00Z")},
+			stored: [3]string{"Active", "2026-12-02T02:00:00Z", "INC-1000"},
+			err: `setting spec.override of DynamicIngress "web" in namespace "shop": admission webhook "vdynamicingress.ingress.dynamicingress.io" denied the request: ` +
+				`DynamicIngress.ingress.dynamicingress.io "web" is invalid: spec.overrideUntil: Invalid value: "2026-12-02T00:00:00Z": must be in the future (now is 2026-12-02T01:00:00Z): a pin that ends before it starts pins nothing`},
+		{name: "none, client dry run", sw: pinnedWeb(v1beta1.ModePassive, pinNow.Add(time.Hour), "INC-1000"), mode: "",
+			opts:    OverrideOptions{DryRun: "client"},
+			stored:  [3]string{"Passive", "2026-12-02T02:00:00Z", "INC-1000"},
+			line:    `DynamicIngress "web": spec.override removed; it follows state "flag", which selects active mode (client dry run)`,
+			modeNow: "active"},
+		// No webhook sees a client dry run: the pin it shows has ended,
+		// and the mode is the state's.
+		{name: "client dry run of an end in the past", sw: audited(old), mode: v1beta1.ModePassive,
+			opts:    OverrideOptions{Until: until("2026-12-02T00:00:00Z"), DryRun: "client"},
+			stored:  [3]string{"Active", "2026-12-02T02:00:00Z", "INC-1000"},
+			pin:     &PinReport{Mode: v1beta1.ModePassive, Until: ptr.To("2026-12-02T00:00:00Z"), Phase: v1beta1.OverridePhaseExpired, Ago: "1h"},
+			line:    `DynamicIngress "web": spec.override pins passive mode until 2026-12-02T00:00:00Z, which has passed (1h ago): it follows its state; state "flag" would select active mode (client dry run)`,
+			modeNow: "active"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, admin := fakeClusterAndAdmin(t, tt.refused, fixedState("503", ""), tt.sw.DeepCopy())
+			opts := tt.opts
+			opts.Now = pinNow
+			got, err := Override(context.Background(), c, target.Ingress{}, ns, "web", tt.mode, opts)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("override: %v", err)
+				}
+				if got.Mode != tt.modeNow {
+					t.Errorf("mode %q, want %q", got.Mode, tt.modeNow)
+				}
+				if diff := cmp.Diff(tt.pin, got.Pin); diff != "" {
+					t.Errorf("pin (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.line, got.String()); diff != "" {
+					t.Errorf("line (-want +got):\n%s", diff)
+				}
+			}
+			stored := &v1beta1.DynamicIngress{}
+			if err := admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, stored); err != nil {
+				t.Fatal(err)
+			}
+			gotStored := [3]string{string(stored.Spec.Override), "", stored.Spec.OverrideReason}
+			if u := stored.Spec.OverrideUntil; u != nil {
+				gotStored[1] = u.UTC().Format(time.RFC3339)
+			}
+			if diff := cmp.Diff(tt.stored, gotStored); diff != "" {
+				t.Errorf("stored override, until, reason (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
