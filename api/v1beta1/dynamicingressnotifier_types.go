@@ -6,7 +6,7 @@ import (
 
 // NotificationType is one kind of notification a DynamicIngressNotifier
 // sends (docs/notifications.md).
-// +kubebuilder:validation:Enum=StateChanged;FlipCompleted;FlipStalled;ProbeFailed;Overridden
+// +kubebuilder:validation:Enum=StateChanged;FlipCompleted;FlipStalled;ProbeFailed;Overridden;OverrideExpired
 type NotificationType string
 
 // The notification types.
@@ -21,14 +21,21 @@ const (
 	NotificationFlipStalled NotificationType = "FlipStalled"
 	// NotificationProbeFailed: a state's Ready condition turned False.
 	NotificationProbeFailed NotificationType = "ProbeFailed"
-	// NotificationOverridden: a follower in the notifier's namespace got or
-	// lost spec.override.
+	// NotificationOverridden: a follower in the notifier's namespace got,
+	// changed or lost spec.override.
 	NotificationOverridden NotificationType = "Overridden"
+	// NotificationOverrideExpired: the pin of a follower in the
+	// notifier's namespace ended by its spec.overrideUntil (its
+	// status.override turned Expired). A type of its own: a notifier that
+	// lists its events gets it only when it lists it.
+	NotificationOverrideExpired NotificationType = "OverrideExpired"
 )
 
-// NotificationTypes are every type, in the order a notifier lists them.
+// NotificationTypes are every type, in the order a notifier lists them
+// (and sends those of the same time: a pin's Overridden before its
+// OverrideExpired).
 var NotificationTypes = []NotificationType{NotificationStateChanged, NotificationFlipCompleted,
-	NotificationFlipStalled, NotificationProbeFailed, NotificationOverridden}
+	NotificationFlipStalled, NotificationProbeFailed, NotificationOverridden, NotificationOverrideExpired}
 
 // SinkFormat is how a notification is written to a sink.
 // +kubebuilder:validation:Enum=CloudEvents;Slack
@@ -57,10 +64,12 @@ type DynamicIngressNotifierSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	States []StateReference `json:"states"`
 
-	// events are the notification types sent; all five when empty.
+	// events are the notification types sent; all six when empty (the
+	// admission webhook writes them out). A list sends only what it names:
+	// OverrideExpired is not implied by Overridden.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:MaxItems=6
 	Events []NotificationType `json:"events,omitempty"`
 
 	// sink is where the notifications are posted.
@@ -129,7 +138,8 @@ type DynamicIngressNotifierStatus struct {
 	// overrides are, per switch, the override audit whose Overridden was
 	// delivered last (or that was there when the notifier began): a
 	// switch's change is sent when its audit differs from this one,
-	// whatever the clocks said.
+	// whatever the clocks said; and the expired pin whose OverrideExpired
+	// was, while the switch's status.override still shows it.
 	// +optional
 	// +listType=map
 	// +listMapKey=switch
@@ -227,6 +237,24 @@ type DeliveredOverride struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=512
 	Switch string `json:"switch"`
+
+	// expired is the pin whose OverrideExpired was delivered last (or that
+	// had expired when the notifier began), kept while the switch's
+	// status.override says that pin expired: a pin's expiry is sent once.
+	// +optional
+	Expired *DeliveredExpiry `json:"expired,omitempty"`
+}
+
+// DeliveredExpiry names an expired pin of a switch, as its
+// status.override does.
+type DeliveredExpiry struct {
+	// until is the pin's overrideUntil, when it ended.
+	// +required
+	Until metav1.Time `json:"until"`
+
+	// at is when the pin was set or last changed (status.override.at).
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
 }
 
 // DynamicIngressNotifier sends the changes of states to an HTTP sink:

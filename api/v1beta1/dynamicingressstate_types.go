@@ -30,6 +30,27 @@ type DynamicIngressStateSpec struct {
 	// minReady for availableAfter or unavailableAfter.
 	// +optional
 	Service *ServiceSource `json:"service,omitempty"`
+
+	// overridePolicy holds the pins (spec.override) of the switches that
+	// follow this state to rules, checked at admission when a pin is set
+	// or changed: how long a pin may last, and whether it must say why.
+	// With anyOf or allOf, the strictest of the followed states' policies
+	// applies.
+	// +optional
+	OverridePolicy *OverridePolicy `json:"overridePolicy,omitempty"`
+}
+
+// OverridePolicy is what a pin of a state's follower must carry.
+type OverridePolicy struct {
+	// maxDuration is the longest a pin may last: a pin must carry
+	// overrideUntil at most this far ahead, 1m to 720h.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('720h')",message="must be at least 1m and at most 720h"
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
+
+	// requireReason makes a pin carry overrideReason.
+	// +optional
+	RequireReason bool `json:"requireReason,omitempty"`
 }
 
 // ServiceSource is a Service whose ready endpoints a state counts, and how

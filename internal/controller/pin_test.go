@@ -98,3 +98,24 @@ func timesIn(reasons func() []string, reason string) func() int {
 		return n
 	}
 }
+
+// TestPinThatBreaksALaterPolicy: a policy added after a pin was made does
+// not end the pin, and the switch's Ready message names the policy it
+// breaks.
+func TestPinThatBreaksALaterPolicy(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "killswitch", "200", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("killswitch").ExpectCode("503").Override(v1beta1.ModeActive).
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
+	eventually(t, conditionOf(di, v1beta1.ConditionReady)).Should(Equal("True/Synced"))
+
+	edit(t, state, func(s *v1beta1.DynamicIngressState) {
+		s.Spec.OverridePolicy = &v1beta1.OverridePolicy{RequireReason: true}
+	})
+	eventually(t, conditionMessage(di, v1beta1.ConditionReady)).Should(Equal(`The pin, made before the policy, breaks it and stays in effect: ` +
+		`DynamicIngressState "killswitch" has overridePolicy.requireReason: a pin must say why in overrideReason`))
+	NewWithT(t).Expect(backendOf(t, ns, "web")()).To(Equal("sorry"))
+	NewWithT(t).Expect(conditionOf(di, v1beta1.ConditionReady)()).To(Equal("True/Synced"))
+}

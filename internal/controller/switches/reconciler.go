@@ -218,6 +218,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	r.gate.Done(kind, req.NamespacedName, ticket)
 	ready := readyCondition(sw, f.why, active, result)
+	if pin.Holds() && ready.Status == metav1.ConditionTrue {
+		if msg := pinBreaks(sw.SwitchSpec(), f, pin, r.Clock.Now()); msg != "" {
+			ready.Message = msg
+		}
+	}
 	metrics.SetActive(kind, sw.GetNamespace(), sw.GetName(), stateLabel(sw.SwitchSpec()), isActive)
 
 	if wrote && syncErr == nil {

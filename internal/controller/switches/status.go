@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -38,6 +39,41 @@ func readyCondition(sw target.Switch, why *decision.Unfollowed, active metav1.Co
 		cond.Status = metav1.ConditionTrue
 	}
 	return cond
+}
+
+// pinBreaks is the message of a Ready condition whose switch holds a pin
+// that breaks the override policy of a state it follows (a policy added or
+// tightened after the pin was made: admission holds new pins to it), ""
+// when it breaks none. The pin stays in effect.
+func pinBreaks(spec v1beta1.SwitchSpec, f followed, pin decision.Pin, now time.Time) string {
+	var policies []decision.NamedPolicy
+	if f.entries == nil {
+		if f.state != nil {
+			policies = append(policies, decision.NamedPolicy{State: spec.State.String(), Policy: f.state.Spec.OverridePolicy})
+		}
+	} else {
+		list := spec.Entries()
+		for i, e := range f.entries {
+			if e.State != nil && i < len(list) {
+				policies = append(policies, decision.NamedPolicy{State: list[i].State.String(), Policy: e.State.Spec.OverridePolicy})
+			}
+		}
+	}
+	at := now
+	if pin.Status.At != nil {
+		at = pin.Status.At.Time
+	}
+	breaks := decision.MergePolicies(policies).Breaks(spec, at)
+	var out []string
+	for _, field := range []string{"overrideUntil", "overrideReason"} {
+		if msg, ok := breaks[field]; ok {
+			out = append(out, msg)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "The pin, made before the policy, breaks it and stays in effect: " + strings.Join(out, "; ")
 }
 
 // transitionEvents are the events of a status change (docs/behaviour.md):

@@ -210,7 +210,8 @@ func (r *Reconciler) switchesOf(ctx context.Context, state client.Object) []type
 // responseChanged passes state creations and deletions, and updates that
 // change the response switches compare with (followedResponse: a fixed
 // state's spec, so that its switches are enqueued by the spec change
-// itself, and not again by the status write that follows it) or, for a
+// itself, and not again by the status write that follows it), its
+// override policy (the Ready message of a pin that breaks it) or, for a
 // cluster state, its grant; a state's condition changing alone does not
 // concern them.
 func responseChanged() predicate.Predicate {
@@ -223,7 +224,8 @@ func responseChanged() predicate.Predicate {
 			}
 			code0, body0 := decision.FollowedResponse(before.StateView())
 			code1, body1 := decision.FollowedResponse(after.StateView())
-			return code0 != code1 || body0 != body1 || grantChanged(e.ObjectOld, e.ObjectNew)
+			return code0 != code1 || body0 != body1 || grantChanged(e.ObjectOld, e.ObjectNew) ||
+				!equality.Semantic.DeepEqual(before.StateView().Spec.OverridePolicy, after.StateView().Spec.OverridePolicy)
 		},
 	}
 }

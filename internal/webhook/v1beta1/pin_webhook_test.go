@@ -81,3 +81,77 @@ func nowPattern(msg string) string {
 	j := strings.Index(msg[i:], ")")
 	return msg[:i+len(mark)] + "NOW" + msg[i+j:]
 }
+
+// TestPinPolicyAdmission: a pin of a follower must keep to the override
+// policy of the states it follows, the strictest of them with anyOf; the
+// refusal names the state and its policy. A pin left alone is not checked
+// again when the policy tightens.
+func TestPinPolicyAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	strict := builders.FixedState(ns, "killswitch", "200", "").Obj()
+	strict.Spec.OverridePolicy = &v1beta1.OverridePolicy{MaxDuration: &metav1.Duration{Duration: 4 * time.Hour}}
+	reasoned := builders.FixedState(ns, "window", "200", "").Obj()
+	reasoned.Spec.OverridePolicy = &v1beta1.OverridePolicy{RequireReason: true, MaxDuration: &metav1.Duration{Duration: 24 * time.Hour}}
+	for _, s := range []client.Object{strict, reasoned} {
+		if err := k8s.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	single := func(name string) *builders.DynamicIngressWrapper {
+		return builders.DynamicIngress(ns, name).State("killswitch").ExpectCode("503").
+			Passive(builders.IngressTo(name+".example.com", "web")).Override(v1beta1.ModeActive)
+	}
+	both := single("both").Obj()
+	both.Spec.State, both.Spec.Expected = "", v1beta1.ExpectedResponse{}
+	both.Spec.AnyOf = []v1beta1.StateEntry{{Name: "kill", State: "killswitch", Expected: v1beta1.ExpectedResponse{StatusCode: "503"}},
+		{Name: "window", State: "window", Expected: v1beta1.ExpectedResponse{StatusCode: "503"}}}
+	const denied = `admission webhook "vdynamicingress.ingress.dynamicingress.io" denied the request: `
+	tests := []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"a pin without an end", single("no-end").Obj(), denied + `DynamicIngress.ingress.dynamicingress.io "no-end" is invalid: ` +
+			`spec.overrideUntil: Required value: DynamicIngressState "killswitch" has overridePolicy.maxDuration 4h: a pin must carry overrideUntil, at most 4h ahead`},
+		{"a pin too long", single("too-long").OverrideUntil(time.Now().Add(5 * time.Hour)).Obj(), "too long"},
+		{"within the policy", single("fine").OverrideUntil(time.Now().Add(time.Hour)).Obj(), "<nil>"},
+		{"anyOf: the strictest of both", both, denied + `DynamicIngress.ingress.dynamicingress.io "both" is invalid: [` +
+			`spec.overrideUntil: Required value: DynamicIngressState "killswitch" has overridePolicy.maxDuration 4h: a pin must carry overrideUntil, at most 4h ahead, ` +
+			`spec.overrideReason: Required value: DynamicIngressState "window" has overridePolicy.requireReason: a pin must say why in overrideReason]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			got := "<nil>"
+			if err != nil {
+				got = err.Error()
+			}
+			if tt.want == "too long" {
+				if !strings.Contains(got, `spec.overrideUntil: Invalid value: "`) || !strings.Contains(got, `DynamicIngressState "killswitch" has overridePolicy.maxDuration 4h: a pin must end at most 4h ahead, by `) {
+					t.Errorf("got %s, want spec.overrideUntil refused for the policy's 4h", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// The policy tightens: the pin made before stays, and other edits of
+	// the switch pass.
+	before := strict.DeepCopy()
+	strict.Spec.OverridePolicy.RequireReason = true
+	if err := k8s.Patch(ctx, strict, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	fine := &v1beta1.DynamicIngress{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fine"}, fine); err != nil {
+		t.Fatal(err)
+	}
+	old := fine.DeepCopy()
+	fine.Spec.FailurePolicy = v1beta1.FailurePolicyRetain
+	if err := k8s.Patch(ctx, fine, client.MergeFrom(old)); err != nil {
+		t.Errorf("an edit of a switch whose pin predates the policy: %v", err)
+	}
+}

@@ -107,6 +107,9 @@ func (v SwitchValidator[T]) ValidateCreate(ctx context.Context, sw T) (admission
 	var zero T
 	errs := v.Validate(zero, sw, v.Guard)
 	errs = append(errs, validatePin(nil, sw.SwitchSpec(), time.Now())...)
+	if len(errs) == 0 {
+		errs = append(errs, validatePinPolicy(ctx, v.Reader, sw.GetNamespace(), nil, sw.SwitchSpec(), time.Now())...)
+	}
 	errs = append(errs, v.validateServedPermission(ctx, nil, sw)...)
 	if len(errs) == 0 {
 		errs = append(errs, v.validateNewTarget(ctx, sw)...)
@@ -163,6 +166,9 @@ func (v SwitchValidator[T]) ValidateUpdate(ctx context.Context, old, sw T) (admi
 	errs := v.Validate(old, sw, v.Guard)
 	oldSpec := old.SwitchSpec()
 	errs = append(errs, validatePin(&oldSpec, sw.SwitchSpec(), time.Now())...)
+	if len(errs) == 0 {
+		errs = append(errs, validatePinPolicy(ctx, v.Reader, sw.GetNamespace(), &oldSpec, sw.SwitchSpec(), time.Now())...)
+	}
 	errs = append(errs, v.validateServedPermission(ctx, old.SwitchSpec().Served, sw)...)
 	if len(errs) == 0 {
 		existing, err := v.target(ctx, sw)

@@ -1,0 +1,70 @@
+package v1beta1
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+)
+
+// followedPolicies reads the override policies of the states a switch in
+// namespace follows. A state that does not exist, or that the manager may
+// not read, holds the pin to nothing (it has no policy to apply yet).
+func followedPolicies(ctx context.Context, r client.Reader, namespace string, spec v1beta1.SwitchSpec) ([]decision.NamedPolicy, error) {
+	var out []decision.NamedPolicy
+	for _, e := range spec.Entries() {
+		var state interface {
+			client.Object
+			StateView() *v1beta1.DynamicIngressState
+		} = &v1beta1.DynamicIngressState{}
+		key := client.ObjectKey{Namespace: namespace, Name: e.State.Name}
+		if e.State.IsCluster() {
+			state, key = &v1beta1.ClusterDynamicIngressState{}, client.ObjectKey{Name: e.State.Name}
+		}
+		err := r.Get(ctx, key, state)
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsForbidden(err), meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", e.State, err)
+		}
+		out = append(out, decision.NamedPolicy{State: e.State.String(), Policy: state.StateView().Spec.OverridePolicy})
+	}
+	return out, nil
+}
+
+// validatePinPolicy refuses a pin, set or changed (old nil on create),
+// that breaks the override policy of a state the switch follows: the
+// strictest of them with anyOf or allOf (docs/behaviour.md, "Override
+// policies"). A pin left alone is not checked again: a policy added later
+// does not refuse other edits of the switch.
+func validatePinPolicy(ctx context.Context, r client.Reader, namespace string, old *v1beta1.SwitchSpec, sw v1beta1.SwitchSpec, now time.Time) field.ErrorList {
+	if sw.Override == "" || !pinChanged(old, sw) {
+		return nil
+	}
+	policies, err := followedPolicies(ctx, r, namespace, sw)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "override"), err)}
+	}
+	breaks := decision.MergePolicies(policies).Breaks(sw, now)
+	var errs field.ErrorList
+	if msg, ok := breaks["overrideUntil"]; ok {
+		path := field.NewPath("spec", "overrideUntil")
+		if sw.OverrideUntil == nil {
+			errs = append(errs, field.Required(path, msg))
+		} else {
+			errs = append(errs, field.Invalid(path, sw.OverrideUntil.UTC().Format(time.RFC3339), msg))
+		}
+	}
+	if msg, ok := breaks["overrideReason"]; ok {
+		errs = append(errs, field.Required(field.NewPath("spec", "overrideReason"), msg))
+	}
+	return errs
+}
