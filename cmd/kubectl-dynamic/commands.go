@@ -134,6 +134,18 @@ func printStatus(o *options, r plugin.Report) error {
 			p.printf("  %s\n", line)
 		}
 	}
+	var pins []string
+	for _, sw := range append(append([]plugin.SwitchReport{}, r.Switches...), r.NotAdmitted...) {
+		if line := sw.PinLine(); line != "" {
+			pins = append(pins, line)
+		}
+	}
+	if len(pins) > 0 {
+		p.printf("Switches pinned by spec.override:\n")
+		for _, line := range pins {
+			p.printf("  %s\n", line)
+		}
+	}
 	p.printf("%s\n", r.Summary.String())
 	printNotes(p, r.Notes)
 	return p.err
@@ -159,7 +171,7 @@ func printSwitches(o *options, switches []plugin.SwitchReport) error {
 		if sw.Namespace != "" {
 			name = sw.Namespace + "/" + sw.Name
 		}
-		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.Override, orDash(sw.Accepted), orDash(sw.Served))
+		t.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.Kind, name, sw.Target, sw.Mode, yesNo(sw.InShape), sw.OverrideColumn(), orDash(sw.Accepted), orDash(sw.Served))
 	}
 	if t.err != nil {
 		return t.err

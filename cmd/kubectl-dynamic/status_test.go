@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/plugin"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
@@ -91,5 +93,43 @@ Note: the ready count of Service shop/storefront is the one ...
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStatusTablePins: OVERRIDE shows a pin's mode, and its phase once it
+// ended; a line per pinned switch under the table says who pinned it,
+// until when (how long is left, or since when it ended) and why.
+func TestStatusTablePins(t *testing.T) {
+	var out bytes.Buffer
+	report := plugin.Report{
+		State: plugin.StateReport{Name: "killswitch", Namespace: "demo", StatusCode: "200", Reason: "Fixed"},
+		Switches: []plugin.SwitchReport{
+			{Kind: "DynamicIngress", Name: "storefront", Target: "demo/storefront", Mode: "active", InShape: true, Override: "active",
+				Pin: &plugin.PinReport{Mode: v1beta1.ModeActive, By: "alice", Until: ptr.To("2026-12-02T03:00:00Z"), Reason: "INC-1234", Phase: v1beta1.OverridePhaseInEffect, Left: "1h59m"}},
+			{Kind: "DynamicIngress", Name: "blog", Target: "demo/blog", Mode: "passive", InShape: false, Override: "active",
+				Pin: &plugin.PinReport{Mode: v1beta1.ModeActive, By: "alice", Until: ptr.To("2026-12-02T00:55:00Z"), Reason: "INC-1200", Phase: v1beta1.OverridePhaseExpired, Ago: "5m"}},
+			{Kind: "DynamicHTTPRoute", Name: "partner-api", Target: "demo/partner-api", Mode: "passive", InShape: true, Override: "passive", Accepted: plugin.AcceptedTrue,
+				Pin: &plugin.PinReport{Mode: v1beta1.ModePassive, By: "bob", Phase: v1beta1.OverridePhaseInEffect}},
+			{Kind: "DynamicIngress", Name: "checkout", Target: "demo/checkout", Mode: "passive", InShape: true, Override: "none"},
+		},
+		Summary: plugin.Summary{Total: 4, Active: 1, Passive: 3, NotInShape: 1},
+	}
+	if err := printStatus(&options{streams: genericiooptions.IOStreams{Out: &out}}, report); err != nil {
+		t.Fatal(err)
+	}
+	want := `State demo/killswitch: HTTP 200, Fixed
+KIND               NAME          TARGET             MODE      IN SHAPE   OVERRIDE           ACCEPTED   SERVED
+DynamicIngress     storefront    demo/storefront    active    yes        active             -          -
+DynamicIngress     blog          demo/blog          passive   no         active (expired)   -          -
+DynamicHTTPRoute   partner-api   demo/partner-api   passive   yes        passive            true       -
+DynamicIngress     checkout      demo/checkout      passive   yes        none               -          -
+Switches pinned by spec.override:
+  DynamicIngress "storefront": active pinned by alice until 2026-12-02T03:00:00Z (in 1h59m): INC-1234
+  DynamicIngress "blog": active pinned by alice ended at 2026-12-02T00:55:00Z (expired 5m ago): INC-1200
+  DynamicHTTPRoute "partner-api": passive pinned by bob with no end
+4 switches: 1 active, 3 passive, 1 not yet in shape
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -169,15 +170,16 @@ func (it Item) decisionEntries(state *v1beta1.DynamicIngressState) []decision.En
 	return out
 }
 
-// decide is the Active condition the operator decides for the item with
-// state as the snapshot's state (nil when there is none to follow), and
-// for a list each entry's verdict: decision.Decide, or decision.DecideOf
-// over every entry.
-func (it Item) decide(state *v1beta1.DynamicIngressState) (metav1.Condition, []v1beta1.EntryStatus) {
+// decide is the Active condition the operator decides for the item at now
+// (its pin holds only until its end) with state as the snapshot's state
+// (nil when there is none to follow), and for a list each entry's verdict:
+// decision.Decide, or decision.DecideOf over every entry.
+func (it Item) decide(state *v1beta1.DynamicIngressState, now time.Time) (metav1.Condition, []v1beta1.EntryStatus) {
+	sw := decided(it.Switch, now)
 	if it.Entries == nil {
-		return decision.Decide(it.Kind, it.Switch, state, it.Live), nil
+		return decision.Decide(it.Kind, sw, state, it.Live), nil
 	}
-	return decision.DecideOf(it.Kind, it.Switch, it.decisionEntries(state), it.Live)
+	return decision.DecideOf(it.Kind, sw, it.decisionEntries(state), it.Live)
 }
 
 // stateReader reads, each once, the states that entries name besides the

@@ -145,6 +145,52 @@ func rfc3339(t *metav1.Time) *string {
 	return &s
 }
 
+// Column is what the OVERRIDE column shows: the mode as the override
+// command takes it, and the phase when the pin does not hold
+// ("active (expired)").
+func (p *PinReport) Column() string {
+	if p == nil {
+		return "none"
+	}
+	mode := overrideName(p.Mode)
+	switch p.Phase {
+	case v1beta1.OverridePhaseExpired:
+		return mode + " (expired)"
+	case v1beta1.OverridePhasePendingApproval:
+		return mode + " (pending approval)"
+	}
+	return mode
+}
+
+// Line says what the pin is, for the lines under status's table:
+// `active pinned by alice until 2026-12-02T03:00:00Z (in 1h59m): INC-1234`,
+// `active pinned by alice ended at 2026-12-02T01:00:00Z (expired 5m ago):
+// INC-1200`, `passive pinned by bob with no end`.
+func (p *PinReport) Line() string {
+	var b strings.Builder
+	b.WriteString(overrideName(p.Mode) + " pinned")
+	if p.By != "" {
+		b.WriteString(" by " + p.By)
+	}
+	switch {
+	case p.Until == nil:
+		b.WriteString(" with no end")
+	case p.Phase == v1beta1.OverridePhaseExpired:
+		fmt.Fprintf(&b, " ended at %s (expired %s ago)", *p.Until, p.Ago)
+	case p.Left != "":
+		fmt.Fprintf(&b, " until %s (in %s)", *p.Until, p.Left)
+	default:
+		b.WriteString(" until " + *p.Until)
+	}
+	if p.Phase == v1beta1.OverridePhasePendingApproval {
+		b.WriteString(", pending approval")
+	}
+	if p.Reason != "" {
+		b.WriteString(": " + p.Reason)
+	}
+	return b.String()
+}
+
 // shortDuration is d to the second, without the units that are zero at
 // its end: 2h, 1h59m, 1h0m30s, 45s.
 func shortDuration(d time.Duration) string {
@@ -156,4 +202,29 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// OverrideColumn is what status's OVERRIDE column shows for the switch:
+// spec.override as the override command takes it (none, active,
+// passive), and the pin's phase when it does not hold (Column).
+func (s SwitchReport) OverrideColumn() string {
+	if s.Pin == nil {
+		return s.Override
+	}
+	return s.Pin.Column()
+}
+
+// PinLine says what pins the switch, for the lines under status's table:
+// `DynamicIngress "storefront": active pinned by alice until
+// 2026-12-02T03:00:00Z (in 1h59m): INC-1234` (Line); "" when it is not
+// pinned.
+func (s SwitchReport) PinLine() string {
+	if s.Pin == nil {
+		return ""
+	}
+	name := fmt.Sprintf("%q", s.Name)
+	if s.Namespace != "" {
+		name = s.Namespace + "/" + s.Name
+	}
+	return fmt.Sprintf("%s %s: %s", s.Kind, name, s.Pin.Line())
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
@@ -228,6 +230,116 @@ func TestOverridePinThatEnds(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.stored, gotStored); diff != "" {
 				t.Errorf("stored override, until, reason (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// withPinStatus is sw with status.override as the manager wrote it.
+func withPinStatus(sw *v1beta1.DynamicIngress, by string, at time.Time, phase v1beta1.OverridePhase) *v1beta1.DynamicIngress {
+	sw = sw.DeepCopy()
+	summary := string(sw.Spec.Override)
+	if phase != v1beta1.OverridePhaseInEffect {
+		summary += " (" + string(phase) + ")"
+	}
+	sw.Status.Override = &v1beta1.OverrideStatus{Mode: sw.Spec.Override, By: by, At: &metav1.Time{Time: at}, Until: sw.Spec.OverrideUntil,
+		Reason: sw.Spec.OverrideReason, Phase: phase, Summary: summary}
+	return sw
+}
+
+// TestStatusOfPins: status decides each switch's mode with its pin only
+// while the pin holds (until its end, by the clock, as the manager
+// does), and shows the pin as status.override has it, or from spec and the
+// audit annotations while the status has none for it yet.
+func TestStatusOfPins(t *testing.T) {
+	on := func(name string, change func(*builders.DynamicIngressWrapper)) *v1beta1.DynamicIngress {
+		return switchFor(name, change, "")
+	}
+	pinned := func(mode v1beta1.Mode, until time.Duration, reason string) func(*builders.DynamicIngressWrapper) {
+		return func(w *builders.DynamicIngressWrapper) {
+			w.Override(mode).OverrideReason(reason)
+			if until != 0 {
+				w.OverrideUntil(pinNow.Add(until))
+			}
+		}
+	}
+	setAt := pinNow.Add(-time.Minute)
+	// The state answers 200: each follower selects passive unless pinned.
+	objs := []client.Object{
+		fixedState("200", ""),
+		withPinStatus(on("storefront", pinned(v1beta1.ModeActive, 119*time.Minute, "INC-1234")), "alice", setAt, v1beta1.OverridePhaseInEffect),
+		// The manager has not woken for its end yet: the clock says it ended.
+		withPinStatus(on("blog", pinned(v1beta1.ModeActive, -5*time.Minute, "INC-1200")), "alice", setAt.Add(-time.Hour), v1beta1.OverridePhaseInEffect),
+		withPinStatus(on("docs", pinned(v1beta1.ModeActive, -time.Hour, "")), "carol", setAt.Add(-2*time.Hour), v1beta1.OverridePhaseExpired),
+		// Pinned a moment ago: the manager has not written status.override.
+		audited(on("api", pinned(v1beta1.ModeActive, 0, ""))),
+		// status.override of the pin before: spec says what holds now.
+		withPinStatus(on("cart", pinned(v1beta1.ModeActive, 30*time.Minute, "INC-1300")), "dave", setAt, v1beta1.OverridePhaseInEffect),
+		on("web", nil),
+	}
+	cart := objs[5].(*v1beta1.DynamicIngress)
+	cart.Status.Override.Until = &metav1.Time{Time: pinNow.Add(-time.Minute)}
+	cart.Status.Override.Phase = v1beta1.OverridePhaseExpired
+	c := fakeCluster(t, nil, objs...)
+	_, report, err := StatusOfStateAt(context.Background(), c, []target.Kind{target.Ingress{}}, ns, namespaced("flag"), pinNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Name, Mode, Column, Line string }
+	var got []row
+	for _, sw := range report.Switches {
+		got = append(got, row{sw.Name, sw.Mode, sw.OverrideColumn(), sw.PinLine()})
+	}
+	want := []row{
+		{"api", "active", "active", `DynamicIngress "api": active pinned by bob with no end`},
+		{"blog", "passive", "active (expired)", `DynamicIngress "blog": active pinned by alice ended at 2026-12-02T00:55:00Z (expired 5m ago): INC-1200`},
+		{"cart", "active", "active", `DynamicIngress "cart": active pinned until 2026-12-02T01:30:00Z (in 30m): INC-1300`},
+		{"docs", "passive", "active (expired)", `DynamicIngress "docs": active pinned by carol ended at 2026-12-02T00:00:00Z (expired 1h ago)`},
+		{"storefront", "active", "active", `DynamicIngress "storefront": active pinned by alice until 2026-12-02T02:59:00Z (in 1h59m): INC-1234`},
+		{"web", "passive", "none", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// -o json: the pin as status.override has it.
+	var storefront *PinReport
+	for _, sw := range report.Switches {
+		if sw.Name == "storefront" {
+			storefront = sw.Pin
+		}
+	}
+	raw, err := json.Marshal(storefront)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"mode":"Active","by":"alice","at":"2026-12-02T00:59:00Z","until":"2026-12-02T02:59:00Z","reason":"INC-1234","phase":"InEffect","left":"1h59m"}`
+	if diff := cmp.Diff(wantJSON, string(raw)); diff != "" {
+		t.Errorf("json (-want +got):\n%s", diff)
+	}
+}
+
+// TestChangesOfPins: preview leaves a switch alone while its pin holds,
+// and previews one whose pin ended as following its state.
+func TestChangesOfPins(t *testing.T) {
+	tests := []struct {
+		name  string
+		until time.Duration
+		want  string
+	}{
+		{"the pin holds", time.Hour, ""},
+		{"the pin ended", -time.Minute, "passive->active"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := pinnedWeb(v1beta1.ModePassive, pinNow.Add(tt.until), "")
+			state := fixedState("200", "")
+			snap := &Snapshot{State: state, Items: []Item{{Kind: target.Ingress{}, Switch: sw}}, Now: pinNow}
+			got := ""
+			for _, ch := range Changes(snap, WithAnswer(state, Answer{StatusCode: "503"})) {
+				got = ch.From + "->" + ch.To
+			}
+			if got != tt.want {
+				t.Errorf("change %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -98,8 +98,8 @@ func Changes(snap *Snapshot, would *v1beta1.DynamicIngressState) []Change {
 			// Its failurePolicy decides, whatever the state answers.
 			continue
 		}
-		now, _ := item.decide(snap.State)
-		then, _ := item.decide(would)
+		now, _ := item.decide(snap.State, snap.Now)
+		then, _ := item.decide(would, snap.Now)
 		from, to := now.Status == metav1.ConditionTrue, then.Status == metav1.ConditionTrue
 		if from == to {
 			continue

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,6 +60,11 @@ type Snapshot struct {
 	// it may not list, the states of entries it may not read (counted
 	// Unknown).
 	Notes []string
+	// Now is the moment the switches' pins are judged at, as the operator
+	// judges them: a pin whose spec.overrideUntil is not after Now has
+	// ended, and its switch follows its state (docs/behaviour.md, "Pins
+	// that end"). ReadState sets the clock's.
+	Now time.Time
 }
 
 // NotFoundError says that an object the command names does not exist.
@@ -77,10 +83,16 @@ func (e *NotFoundError) Error() string {
 // DynamicIngressState's in ns (Read), a ClusterDynamicIngressState's in ns,
 // or in every namespace when ns is "" (readCluster).
 func ReadState(ctx context.Context, c client.Reader, kinds []target.Kind, ns string, ref v1beta1.StateReference) (*Snapshot, error) {
+	read := Read
 	if ref.IsCluster() {
-		return readCluster(ctx, c, kinds, ns, ref.Name)
+		read = readCluster
 	}
-	return Read(ctx, c, kinds, ns, ref.Name)
+	snap, err := read(ctx, c, kinds, ns, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	snap.Now = time.Now()
+	return snap, nil
 }
 
 // readCluster reads a cluster state and its followers in ns (every

@@ -77,6 +77,9 @@ type SwitchReport struct {
 	// InShape says whether the target already is that mode's shape.
 	InShape  bool   `json:"inShape"`
 	Override string `json:"override"`
+	// Pin is, while spec.override is set, the pin: who set it, until when,
+	// why, and whether it holds at the snapshot's moment.
+	Pin *PinReport `json:"pin,omitempty"`
 	// Accepted is for DynamicHTTPRoutes only.
 	Accepted string `json:"accepted,omitempty"`
 	// Served is for switches with spec.served only (ServedOf): true,
@@ -153,7 +156,7 @@ func Status(snap *Snapshot) (Report, error) {
 	for _, item := range snap.Items {
 		if item.NotAdmitted {
 			// The operator decides it as if the state were gone.
-			sw, err := switchReport(item, nil, snap.Cluster)
+			sw, err := switchReport(item, nil, snap.Cluster, snap.Now)
 			if err != nil {
 				return Report{}, err
 			}
@@ -161,7 +164,7 @@ func Status(snap *Snapshot) (Report, error) {
 			report.Summary.NotAdmitted++
 			continue
 		}
-		sw, err := switchReport(item, snap.State, snap.Cluster)
+		sw, err := switchReport(item, snap.State, snap.Cluster, snap.Now)
 		if err != nil {
 			return Report{}, err
 		}
@@ -190,12 +193,12 @@ func stateReport(state *v1beta1.DynamicIngressState) StateReport {
 	return out
 }
 
-// switchReport is the item's line, its mode decided with state (nil: as
-// if there were none to follow); cluster says the snapshot is a cluster
-// state's, whose followers are named with their namespace.
-func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool) (SwitchReport, error) {
+// switchReport is the item's line at now, its mode decided with state
+// (nil: as if there were none to follow); cluster says the snapshot is a
+// cluster state's, whose followers are named with their namespace.
+func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool, now time.Time) (SwitchReport, error) {
 	sw := item.Switch
-	cond, verdicts := item.decide(state)
+	cond, verdicts := item.decide(state, now)
 	active := cond.Status == metav1.ConditionTrue
 	inShape, err := InShape(item.Kind, sw, active, item.Live)
 	if err != nil {
@@ -203,7 +206,7 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool) (
 	}
 	key := target.Key(sw)
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
-		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override)}
+		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override), Pin: pinReport(pinAt(sw, now), now)}
 	out.Synced, out.Reason, out.Message = StatusShows(sw, active)
 	out.Served, out.ServedMessage = ServedOf(sw, active)
 	if cluster {
@@ -349,6 +352,7 @@ func StatusOfStateAt(ctx context.Context, c client.Reader, kinds []target.Kind, 
 	if err != nil {
 		return nil, Report{}, err
 	}
+	snap.Now = now
 	report, err := Status(snap)
 	if err != nil || snap.State.Spec.Service == nil {
 		return snap, report, err

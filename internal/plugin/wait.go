@@ -184,10 +184,11 @@ func Wait(ctx context.Context, c client.WithWatch, kinds []target.Kind, opts Wai
 			if err != nil {
 				return 0, Report{}, err
 			}
+			now := clk.Now()
+			snap.Now = now
 			if report, err = Status(snap); err != nil {
 				return 0, Report{}, err
 			}
-			now := clk.Now()
 			pending := OutOfShape(snap, report, now, WaitFor{Accepted: opts.Accepted, Served: opts.Served})
 			if len(pending) == 0 {
 				return now.Sub(start), report, nil
