@@ -79,12 +79,27 @@ func SlackText(e Event) string {
 	case v1beta1.NotificationProbeFailed:
 		text = fmt.Sprintf("%s: not ready (%s): %s", stateLabel(d.State), d.Reason, d.Message)
 	case v1beta1.NotificationOverridden:
-		who := d.Switch.Kind + " " + d.Switch.Namespace + "/" + d.Switch.Name
 		if d.Override == "" {
-			text = fmt.Sprintf("%s: override removed by %s at %s", who, d.By, d.At)
+			text = fmt.Sprintf("%s: override removed by %s at %s", switchLabel(d.Switch), d.By, d.At)
 		} else {
-			text = fmt.Sprintf("%s: overridden to %s by %s at %s", who, d.Override, d.By, d.At)
+			text = fmt.Sprintf("%s: overridden to %s by %s at %s", switchLabel(d.Switch), d.Override, d.By, d.At)
 		}
+		if d.Until != "" {
+			text += " until " + d.Until
+		}
+		if d.Reason != "" {
+			text += ": " + d.Reason
+		}
+	case v1beta1.NotificationOverrideExpired:
+		pin := "the pin to " + d.Override
+		if d.Reason != "" {
+			pin += " (" + d.Reason + ")"
+		}
+		follows := d.Follows
+		if follows == "" {
+			follows = "its state"
+		}
+		text = fmt.Sprintf("%s: %s ended at %s (overrideUntil); following %s again", switchLabel(d.Switch), pin, d.Until, follows)
 	default:
 		text = fmt.Sprintf("%s: %s", stateLabel(d.State), e.Type)
 	}
@@ -93,6 +108,11 @@ func SlackText(e Event) string {
 			plural(int(d.Dropped), "change", "changes"), plural(int(d.Dropped), "it was", "they were"))
 	}
 	return text
+}
+
+// switchLabel names a switch: "DynamicIngress shop/web".
+func switchLabel(s *SwitchName) string {
+	return s.Kind + " " + s.Namespace + "/" + s.Name
 }
 
 // causeText is a change's cause in words: "probe", "no response".

@@ -323,11 +323,11 @@ func TestProbeFailed(t *testing.T) {
 func TestOverrideOfDeletingSwitch(t *testing.T) {
 	sw := &metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
 		v1beta1.OverrideByAnnotation: "forged", v1beta1.OverrideAtAnnotation: "2099-01-01T00:00:00Z"}}
-	if _, ok := OverrideOf("DynamicIngress", sw, ""); !ok {
+	if _, ok := OverrideOf("DynamicIngress", sw, v1beta1.SwitchSpec{}, nil); !ok {
 		t.Fatal("OverrideOf a switch not being deleted: no audit")
 	}
 	sw.DeletionTimestamp = &metav1.Time{Time: t0}
-	if o, ok := OverrideOf("DynamicIngress", sw, ""); ok {
+	if o, ok := OverrideOf("DynamicIngress", sw, v1beta1.SwitchSpec{}, nil); ok {
 		t.Errorf("OverrideOf a switch being deleted = %+v, want none", o)
 	}
 }

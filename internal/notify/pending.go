@@ -44,7 +44,8 @@ type FlipProgress struct {
 // MaxStalledNames is how many followers a FlipStalled names.
 const MaxStalledNames = 10
 
-// Override is a switch's override audit: it got or lost spec.override.
+// Override is a switch's override audit: it got, changed or lost
+// spec.override; and, once the pin ended by its overrideUntil, its expiry.
 type Override struct {
 	// Kind, Namespace and Name name the switch.
 	Kind, Namespace, Name string
@@ -54,6 +55,18 @@ type Override struct {
 	// By and At are its override audit annotations.
 	By string
 	At time.Time
+	// Until and Reason are spec.overrideUntil (nil without one) and
+	// spec.overrideReason.
+	Until  *time.Time
+	Reason string
+	// Expired is the switch's status.override while it says the pin
+	// expired (phase Expired, with its until), nil otherwise: the pin the
+	// operator ended, which may be older than the audit when the status
+	// has not caught up with a new pin yet.
+	Expired *v1beta1.OverrideStatus
+	// Follows names what the switch follows again once its pin ended: its
+	// state's name, or anyOf(a, b) / allOf(a, b).
+	Follows string
 }
 
 // key orders and names an override change: "kind/name".
@@ -81,14 +94,14 @@ type Event struct {
 	// ID is the same at every attempt: a sink drops what it already has.
 	ID   string
 	Time time.Time
-	// Source is the state's path (or, for Overridden, the path of the
-	// state the switch follows that the notifier names) and Subject its
-	// name.
+	// Source is the state's path (or, for Overridden and
+	// OverrideExpired, the path of the notifier's first state) and
+	// Subject its name.
 	Source, Subject string
 	Data            Data
 	// StateIndex is the index of the state in the notifier's states (the
 	// one whose delivered record advances once it is delivered), -1 for
-	// Overridden.
+	// Overridden and OverrideExpired.
 	StateIndex int
 	// Sequence is the history sequence it is about.
 	Sequence int64
@@ -116,14 +129,20 @@ type Data struct {
 	StalledAfter string   `json:"stalledAfter,omitempty"`
 	Remaining    int      `json:"remaining,omitempty"`
 	Switches     []string `json:"switches,omitempty"`
-	// Reason and Message are a ProbeFailed's Ready condition.
+	// Reason and Message are a ProbeFailed's Ready condition. Reason is
+	// also an Overridden's and an OverrideExpired's spec.overrideReason.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Switch, Override, By and At describe an Overridden.
+	// Switch, Override, By, At and Until describe an Overridden and an
+	// OverrideExpired: the pin's mode, who set it when, and when it ends
+	// (or ended); Follows, an OverrideExpired, what the switch follows
+	// again.
 	Switch   *SwitchName `json:"switch,omitempty"`
 	Override string      `json:"override,omitempty"`
 	By       string      `json:"by,omitempty"`
 	At       string      `json:"at,omitempty"`
+	Until    string      `json:"until,omitempty"`
+	Follows  string      `json:"follows,omitempty"`
 	// Dropped counts the changes of the state that fell out of its
 	// history before they were sent.
 	Dropped int64 `json:"dropped,omitempty"`
@@ -296,27 +315,87 @@ func Dropped(history []v1beta1.HistoryEntry, sequence int64) int64 {
 }
 
 // overridesPending are the override changes of each switch that sent
-// does not hold as delivered. Their source is the notifier's first state:
-// a switch may follow several.
+// does not hold as delivered, and the expired pins it does not hold as
+// sent. Their source is the notifier's first state: a switch may follow
+// several.
 func overridesPending(states []State, overrides []Override, sent []v1beta1.DeliveredOverride) []Event {
 	var events []Event
+	src, subject := "", ""
+	if len(states) > 0 {
+		src, subject = Source(states[0].Ref, states[0].Namespace), states[0].Ref.Name
+	}
 	for _, o := range overrides {
-		if overrideSent(o, sent) {
-			continue
-		}
-		src, subject := "", ""
-		if len(states) > 0 {
-			src, subject = Source(states[0].Ref, states[0].Namespace), states[0].Ref.Name
-		}
 		o := o
-		events = append(events, Event{
-			Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.UnixMicro(), 10),
-			Time: o.At, order: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
-			Data: Data{Switch: &SwitchName{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name},
-				Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat)},
-		})
+		name := &SwitchName{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+		if !overrideSent(o, sent) {
+			e := Event{
+				Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.UnixMicro(), 10),
+				Time: o.At, order: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
+				Data: Data{Switch: name, Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat), Reason: o.Reason},
+			}
+			if o.Until != nil && o.Mode != "" {
+				e.Data.Until = o.Until.UTC().Format(time.RFC3339)
+			}
+			events = append(events, e)
+		}
+		if x := expiryOf(o.Expired); x != nil && !expirySent(o, x, sent) {
+			p := o.Expired
+			e := Event{
+				Type: v1beta1.NotificationOverrideExpired, ID: ExpiryID(o.UID, x),
+				// Never before the switch's Overridden: its record comes
+				// first (a tie goes to Overridden, typeRank).
+				Time: x.Until.Time, order: later(x.Until.Time, o.At), Source: src, Subject: subject, StateIndex: -1, override: &o,
+				Data: Data{Switch: name, Override: string(p.Mode), By: p.By, Reason: p.Reason,
+					Until: x.Until.UTC().Format(time.RFC3339), Follows: o.Follows},
+			}
+			if x.At != nil {
+				e.Data.At = x.At.UTC().Format(time.RFC3339)
+			}
+			events = append(events, e)
+		}
 	}
 	return events
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// expiryOf names the expired pin p (a switch's status.override), nil when
+// p does not say the pin expired.
+func expiryOf(p *v1beta1.OverrideStatus) *v1beta1.DeliveredExpiry {
+	if p == nil || p.Phase != v1beta1.OverridePhaseExpired || p.Until == nil {
+		return nil
+	}
+	x := &v1beta1.DeliveredExpiry{Until: *p.Until.DeepCopy()}
+	if p.At != nil {
+		x.At = p.At.DeepCopy()
+	}
+	return x
+}
+
+// ExpiryID is the id of the OverrideExpired of the switch uid's pin x:
+// "<uid>/overrideexpired/<until>/<at>", Unix seconds (without "/<at>" when
+// the pin has no audit time). A new pin has another until: its expiry
+// has another id.
+func ExpiryID(uid string, x *v1beta1.DeliveredExpiry) string {
+	id := uid + "/overrideexpired/" + strconv.FormatInt(x.Until.Unix(), 10)
+	if x.At != nil {
+		id += "/" + strconv.FormatInt(x.At.Unix(), 10)
+	}
+	return id
+}
+
+// sameExpiry reports whether a and b name the same expired pin.
+func sameExpiry(a, b *v1beta1.DeliveredExpiry) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Until.Equal(&b.Until) && (a.At == nil) == (b.At == nil) && (a.At == nil || a.At.Equal(b.At))
 }
 
 // overrideSent reports whether sent holds o's audit as delivered: the
@@ -332,11 +411,26 @@ func overrideSent(o Override, sent []v1beta1.DeliveredOverride) bool {
 	return false
 }
 
+// expirySent reports whether sent holds the expired pin x of o's switch
+// as sent.
+func expirySent(o Override, x *v1beta1.DeliveredExpiry, sent []v1beta1.DeliveredOverride) bool {
+	for _, d := range sent {
+		if d.Switch == o.key() {
+			return sameExpiry(d.Expired, x)
+		}
+	}
+	return false
+}
+
 // Delivered records e as delivered (or given up, or not wanted) in
 // delivered and sentOverrides. A state's marks only go forward.
 func Delivered(e Event, delivered []v1beta1.DeliveredState, sentOverrides *[]v1beta1.DeliveredOverride) {
 	if e.override != nil {
-		*sentOverrides = recordOverride(*sentOverrides, *e.override)
+		if e.Type == v1beta1.NotificationOverrideExpired {
+			*sentOverrides = recordExpiry(*sentOverrides, *e.override, expiryOf(e.override.Expired))
+		} else {
+			*sentOverrides = recordOverride(*sentOverrides, *e.override)
+		}
 		return
 	}
 	d := &delivered[e.StateIndex]
@@ -352,35 +446,61 @@ func Delivered(e Event, delivered []v1beta1.DeliveredState, sentOverrides *[]v1b
 	}
 }
 
+// findOverride is the index of the switch key's record in sent (sorted by
+// switch), or where it goes.
+func findOverride(sent []v1beta1.DeliveredOverride, key string) (int, bool) {
+	return slices.BinarySearchFunc(sent, key, func(d v1beta1.DeliveredOverride, key string) int { return cmp.Compare(d.Switch, key) })
+}
+
 // recordOverride is sent with o's audit as the one delivered of its
-// switch, sorted by switch.
+// switch, sorted by switch; the switch's expiry record stays.
 func recordOverride(sent []v1beta1.DeliveredOverride, o Override) []v1beta1.DeliveredOverride {
-	rec := v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)}
-	i, found := slices.BinarySearchFunc(sent, rec.Switch, func(d v1beta1.DeliveredOverride, key string) int { return cmp.Compare(d.Switch, key) })
+	i, found := findOverride(sent, o.key())
 	if found {
-		sent[i] = rec
+		sent[i].At = metav1.NewMicroTime(o.At)
 		return sent
 	}
-	return slices.Insert(sent, i, rec)
+	return slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)})
+}
+
+// recordExpiry is sent with x as the expired pin of o's switch whose
+// OverrideExpired was sent. The switch has its record by then (its
+// Overridden comes first); without one, o's audit counts as delivered
+// with it.
+func recordExpiry(sent []v1beta1.DeliveredOverride, o Override, x *v1beta1.DeliveredExpiry) []v1beta1.DeliveredOverride {
+	i, found := findOverride(sent, o.key())
+	if !found {
+		sent = slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)})
+	}
+	sent[i].Expired = x
+	return sent
 }
 
 // SentOverrides is a notifier's new record of the override audits
 // delivered: of each switch in overrides (the audits it reads now), what
-// sent holds of it; a switch no longer there is forgotten. With seed (a
-// notifier's first turn), every audit there is now counts as delivered:
-// what came before the notifier is not news.
+// sent holds of it; a switch no longer there is forgotten, and so is an
+// expiry its status no longer shows (a new pin's is another). With seed
+// (a notifier's first turn), every audit and expired pin there is now
+// counts as delivered: what came before the notifier is not news.
 func SentOverrides(sent []v1beta1.DeliveredOverride, overrides []Override, seed bool) []v1beta1.DeliveredOverride {
 	var out []v1beta1.DeliveredOverride
 	if seed {
 		for _, o := range overrides {
 			out = recordOverride(out, o)
+			if x := expiryOf(o.Expired); x != nil {
+				out = recordExpiry(out, o, x)
+			}
 		}
 		return out
 	}
 	for _, o := range overrides {
 		for _, d := range sent {
-			if d.Switch == o.key() {
-				out = recordOverride(out, Override{Kind: o.Kind, Name: o.Name, At: d.At.Time})
+			if d.Switch != o.key() {
+				continue
+			}
+			out = recordOverride(out, Override{Kind: o.Kind, Name: o.Name, At: d.At.Time})
+			if x := expiryOf(o.Expired); x != nil && sameExpiry(d.Expired, x) {
+				out = recordExpiry(out, o, x)
 			}
 		}
 	}

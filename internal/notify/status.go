@@ -99,11 +99,12 @@ func Merge(refs []v1beta1.StateReference, read []State, delivered []v1beta1.Deli
 }
 
 // OverrideOf is the override audit of a switch of kind (its
-// override-by and override-at annotations, and spec.override, mode);
-// false when it has none, or when the switch is being deleted: the
-// admission webhooks no longer see its edits then, so its annotations may
-// say anything (docs/notifications.md).
-func OverrideOf(kind string, sw metav1.Object, mode v1beta1.Mode) (Override, bool) {
+// override-by and override-at annotations, and of spec its pin: override,
+// overrideUntil, overrideReason), with its status.override (pin) when that
+// says the pin expired; false when it has no audit, or when the switch is
+// being deleted: the admission webhooks no longer see its edits then, so
+// its annotations may say anything (docs/notifications.md).
+func OverrideOf(kind string, sw metav1.Object, spec v1beta1.SwitchSpec, pin *v1beta1.OverrideStatus) (Override, bool) {
 	if sw.GetDeletionTimestamp() != nil {
 		return Override{}, false
 	}
@@ -111,8 +112,32 @@ func OverrideOf(kind string, sw metav1.Object, mode v1beta1.Mode) (Override, boo
 	if err != nil {
 		return Override{}, false
 	}
-	return Override{Kind: kind, Namespace: sw.GetNamespace(), Name: sw.GetName(), UID: string(sw.GetUID()),
-		Mode: string(mode), By: sw.GetAnnotations()[v1beta1.OverrideByAnnotation], At: at}, true
+	o := Override{Kind: kind, Namespace: sw.GetNamespace(), Name: sw.GetName(), UID: string(sw.GetUID()),
+		Mode: string(spec.Override), By: sw.GetAnnotations()[v1beta1.OverrideByAnnotation], At: at,
+		Reason: spec.OverrideReason, Follows: Follows(spec)}
+	if spec.OverrideUntil != nil {
+		until := spec.OverrideUntil.Time
+		o.Until = &until
+	}
+	if expiryOf(pin) != nil {
+		o.Expired = pin.DeepCopy()
+	}
+	return o, true
+}
+
+// Follows names what a switch follows: its state's name, or
+// anyOf(a, b) / allOf(a, b) with the names of the states of its list.
+func Follows(spec v1beta1.SwitchSpec) string {
+	c := spec.Combination()
+	if c == v1beta1.CombinationSingle {
+		return spec.State.Name
+	}
+	entries := spec.Entries()
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.State.Name)
+	}
+	return string(c) + "(" + strings.Join(names, ", ") + ")"
 }
 
 // StateNames are the names of states, comma-separated: the STATES column.

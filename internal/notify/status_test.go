@@ -61,19 +61,51 @@ func TestMerge(t *testing.T) {
 func TestOverrideOf(t *testing.T) {
 	sw := &metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "u", Annotations: map[string]string{
 		v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: "2026-11-29T10:00:00.123456Z"}}
-	got, ok := OverrideOf("DynamicIngress", sw, v1beta1.ModePassive)
+	until := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	spec := v1beta1.SwitchSpec{State: v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: "killswitch"},
+		Override: v1beta1.ModePassive, OverrideUntil: &until, OverrideReason: "INC-1234"}
+	inEffect := &v1beta1.OverrideStatus{Mode: v1beta1.ModePassive, Until: &until, Phase: v1beta1.OverridePhaseInEffect}
+	got, ok := OverrideOf("DynamicIngress", sw, spec, inEffect)
 	want := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "u", Mode: "Passive", By: "alice",
-		At: time.Date(2026, 11, 29, 10, 0, 0, 123456000, time.UTC)}
+		At: time.Date(2026, 11, 29, 10, 0, 0, 123456000, time.UTC), Until: &until.Time, Reason: "INC-1234", Follows: "killswitch"}
 	if !ok || !cmp.Equal(want, got) {
 		t.Errorf("OverrideOf = %+v, %v; want %+v", got, ok, want)
 	}
+	// The status, once it says the pin expired.
+	expired := inEffect.DeepCopy()
+	expired.Phase = v1beta1.OverridePhaseExpired
+	if got, _ := OverrideOf("DynamicIngress", sw, spec, expired); !cmp.Equal(expired, got.Expired) {
+		t.Errorf("OverrideOf an expired pin: Expired = %+v, want %+v", got.Expired, expired)
+	}
 	// An audit to the second (before the microsecond format) reads too.
 	sw.Annotations[v1beta1.OverrideAtAnnotation] = "2026-11-29T10:00:00Z"
-	if _, ok := OverrideOf("DynamicIngress", sw, ""); !ok {
+	if _, ok := OverrideOf("DynamicIngress", sw, v1beta1.SwitchSpec{}, nil); !ok {
 		t.Error("OverrideOf an audit to the second: none")
 	}
-	if _, ok := OverrideOf("DynamicIngress", &metav1.ObjectMeta{Name: "never"}, ""); ok {
+	if _, ok := OverrideOf("DynamicIngress", &metav1.ObjectMeta{Name: "never"}, v1beta1.SwitchSpec{}, nil); ok {
 		t.Error("OverrideOf a switch without an audit: one")
+	}
+}
+
+// TestFollows: what an OverrideExpired says the switch follows again.
+func TestFollows(t *testing.T) {
+	entry := func(name, state string) v1beta1.StateEntry { return v1beta1.StateEntry{Name: name, State: state} }
+	cluster := v1beta1.StateEntry{Name: "global", StateRef: &v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "global-killswitch"}}
+	tests := []struct {
+		name string
+		spec v1beta1.SwitchSpec
+		want string
+	}{
+		{"one state", v1beta1.SwitchSpec{State: v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: "killswitch"}}, "killswitch"},
+		{"anyOf", v1beta1.SwitchSpec{AnyOf: []v1beta1.StateEntry{entry("window", "maintenance"), cluster}}, "anyOf(maintenance, global-killswitch)"},
+		{"allOf", v1beta1.SwitchSpec{AllOf: []v1beta1.StateEntry{entry("a", "flag-a"), entry("b", "flag-b")}}, "allOf(flag-a, flag-b)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Follows(tt.spec); got != tt.want {
+				t.Errorf("Follows = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -51,7 +51,7 @@ func (r *Reconciler) readStates(ctx context.Context, n *v1beta1.DynamicIngressNo
 }
 
 // overrides are the override audits of the switches in n's namespace that
-// follow a state n names, each switch once.
+// follow a state n names, each switch once, with their expired pins.
 func (r *Reconciler) overrides(ctx context.Context, n *v1beta1.DynamicIngressNotifier) ([]notify.Override, error) {
 	seen := map[string]bool{}
 	var out []notify.Override
@@ -66,7 +66,7 @@ func (r *Reconciler) overrides(ctx context.Context, n *v1beta1.DynamicIngressNot
 				return nil, err
 			}
 			for _, sw := range kind.SwitchItems(list) {
-				o, ok := notify.OverrideOf(kind.SwitchKind(), sw, sw.SwitchSpec().Override)
+				o, ok := notify.OverrideOf(kind.SwitchKind(), sw, sw.SwitchSpec(), sw.SwitchStatus().Override)
 				if ok && !seen[o.Kind+"/"+o.Name] {
 					seen[o.Kind+"/"+o.Name] = true
 					out = append(out, o)
