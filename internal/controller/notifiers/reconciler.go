@@ -134,10 +134,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	t.states, t.delivered, t.unread = states, delivered, unread
-	// Read whether or not Overridden is sent (deliver marks what is not
-	// wanted as delivered): the record is kept up to date, so that a
-	// notifier that starts sending Overridden later sends only what
-	// follows.
+	// Read whether or not Overridden and OverrideExpired are sent
+	// (deliver marks what is not wanted as delivered): the record is kept
+	// up to date, so that a notifier that starts sending them later sends
+	// only what follows.
 	overrides, err := r.overrides(ctx, n)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -214,7 +214,8 @@ func (r *Reconciler) record(ctx context.Context, t *notifierTurn, outcome delive
 }
 
 // SetupWithManager registers the notifier controller: it watches
-// notifiers, the states they name, and the override audits of switches.
+// notifiers, the states they name, and the override audits and expired
+// pins of switches.
 // It uses index.NotifierState (index.Setup registers it).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.now == nil {
@@ -253,7 +254,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToNotifiers), builder.WithPredicates(follow.LabelsChanged()))
 	}
 	for _, kind := range r.Switches {
-		b = b.Watches(kind.NewSwitch(), handler.EnqueueRequestsFromMapFunc(r.switchToNotifiers), builder.WithPredicates(overrideAuditChanged()))
+		b = b.Watches(kind.NewSwitch(), handler.EnqueueRequestsFromMapFunc(r.switchToNotifiers), builder.WithPredicates(overrideChanged()))
 	}
 	return b.Complete(r)
 }
@@ -311,19 +312,35 @@ func (r *Reconciler) listNotifiers(ctx context.Context, opts ...client.ListOptio
 	return out
 }
 
-// overrideAuditChanged passes a switch created with an override audit, or
-// whose override audit changed.
-func overrideAuditChanged() predicate.Predicate {
+// overrideChanged passes a switch created with an override audit or an
+// expired pin, or whose override audit changed, or whose status.override
+// turned Expired (or, expired, names another pin): an expiry changes the
+// status alone, not the audit.
+func overrideChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool {
 			_, ok := e.Object.GetAnnotations()[v1beta1.OverrideAtAnnotation]
-			return ok
+			return ok || expiredPin(e.Object) != nil
 		},
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return e.ObjectOld.GetAnnotations()[v1beta1.OverrideAtAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.OverrideAtAnnotation] ||
-				e.ObjectOld.GetAnnotations()[v1beta1.OverrideByAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.OverrideByAnnotation]
+				e.ObjectOld.GetAnnotations()[v1beta1.OverrideByAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.OverrideByAnnotation] ||
+				!equality.Semantic.DeepEqual(expiredPin(e.ObjectOld), expiredPin(e.ObjectNew))
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
+}
+
+// expiredPin is a switch's status.override when it says the pin expired,
+// nil otherwise (or when o is not a switch).
+func expiredPin(o client.Object) *v1beta1.OverrideStatus {
+	sw, ok := o.(target.Switch)
+	if !ok {
+		return nil
+	}
+	if p := sw.SwitchStatus().Override; p != nil && p.Phase == v1beta1.OverridePhaseExpired {
+		return p
+	}
+	return nil
 }
