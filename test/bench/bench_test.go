@@ -77,6 +77,16 @@ type config struct {
 	notifyN, notifyReps int
 	// notifyOutage: how long the sinks are down, after the flips.
 	notifyOutage time.Duration
+	// The service state measure: serviceFlipN switches following one
+	// state that follows a Service, serviceFlipReps flips each way of the
+	// operator and of each owned floor; serviceChurnStates states whose
+	// Services' EndpointSlices churn for serviceChurnWindow; and
+	// serviceIdleSlices EndpointSlices of serviceIdleServices Services that
+	// no state follows, for the manager's memory.
+	serviceFlipN, serviceFlipReps          int
+	serviceChurnStates                     int
+	serviceChurnWindow                     time.Duration
+	serviceIdleSlices, serviceIdleServices int
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
@@ -141,6 +151,13 @@ var smallConfig = config{
 	notifyN:             50,
 	notifyReps:          1,
 	notifyOutage:        5 * time.Second,
+	// The structure of the service state measure in about half a minute.
+	serviceFlipN:        50,
+	serviceFlipReps:     1,
+	serviceChurnStates:  10,
+	serviceChurnWindow:  5 * time.Second,
+	serviceIdleSlices:   1000,
+	serviceIdleServices: 100,
 	quiet:               300 * time.Millisecond,
 	settle:              time.Second,
 	command:             "make bench-small",
@@ -199,6 +216,12 @@ var fullConfig = config{
 	notifyN:             2000,
 	notifyReps:          2,
 	notifyOutage:        2 * time.Minute,
+	serviceFlipN:        500,
+	serviceFlipReps:     5,
+	serviceChurnStates:  100,
+	serviceChurnWindow:  60 * time.Second,
+	serviceIdleSlices:   10000,
+	serviceIdleServices: 1000,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
 	gcWait:              150 * time.Second,
@@ -258,12 +281,13 @@ func runBench(t *testing.T, cfg config) {
 	}
 	if reps := os.Getenv("BENCH_FLIP_REPS"); reps != "" {
 		// More rounds of flips (of one state, of the cluster state, of
-		// anyOf and served), for steadier medians when comparing builds.
+		// anyOf, served, notifications and a service state), for steadier
+		// medians when comparing builds.
 		r, err := strconv.Atoi(reps)
 		if err != nil || r < 1 {
 			t.Fatalf("BENCH_FLIP_REPS=%q: want a number of rounds like 6", reps)
 		}
-		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps, cfg.notifyReps = r, r, r, r, r
+		cfg.flipReps, cfg.clusterFlipReps, cfg.anyOfFlipReps, cfg.servedReps, cfg.notifyReps, cfg.serviceFlipReps = r, r, r, r, r, r
 		cfg.command += " (BENCH_FLIP_REPS=" + reps + ")"
 		cfg.writeDocs = false
 	}
@@ -284,9 +308,9 @@ func runBench(t *testing.T, cfg config) {
 		cfg.writeDocs = false
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
-	// memory, scale, cluster, anyof, served, notify, plugin, noise, fairness) runs
-	// some measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "notify": true, "plugin": true, "noise": true, "fairness": true}
+	// memory, scale, cluster, anyof, served, notify, plugin, noise, fairness,
+	// service) runs some measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "notify": true, "plugin": true, "noise": true, "fairness": true, "service": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -294,7 +318,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, notify, plugin, noise, fairness", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, notify, plugin, noise, fairness, service", only)
 			}
 			run[f] = true
 		}
@@ -427,6 +451,12 @@ func runBench(t *testing.T, cfg config) {
 			t.Fatalf("fairness: %v", err)
 		}
 		checkFairness(t, cfg, b.report.fairness)
+	}
+	if run["service"] {
+		if b.report.service, err = b.serviceMeasure(ctx); err != nil {
+			t.Fatalf("service: %v", err)
+		}
+		checkService(t, cfg, b.report.service)
 	}
 	b.report.elapsed = time.Since(b.started)
 	b.report.loadAfter = loadAverage()

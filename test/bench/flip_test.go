@@ -95,12 +95,16 @@ const followLabel = "bench.dynamicingress.io/follows"
 // DynamicIngressState of the one namespace, or with cluster a
 // ClusterDynamicIngressState whose grant admits the namespaces by
 // followLabel. With anyOf they follow `spec.anyOf` of two entries instead:
-// the fixed state, and calmStateName of the one namespace.
+// the fixed state, and calmStateName of the one namespace. With service
+// the state follows the Service serviceName of the one namespace instead
+// (spec.service, both delays serviceDelay), and the switches expect 503:
+// they are active while the Service has no ready endpoint.
 type switches struct {
 	namespaces []string
 	n          int
 	cluster    bool
 	anyOf      bool
+	service    bool
 }
 
 // inNamespace is n switches in one namespace, following its state.
@@ -132,9 +136,12 @@ func (s switches) String() string {
 // state is the state the switches follow, answering code (empty for a
 // patch, which reads its kind and name only).
 func (s switches) state(code string) client.Object {
-	if s.cluster {
+	switch {
+	case s.cluster:
 		return builders.FixedState("", flipStateName, code, "").Cluster().
 			FollowersMatching(map[string]string{followLabel: flipStateName}).Obj()
+	case s.service:
+		return serviceFlipState(s.namespaces[0])
 	}
 	return fixedState(s.namespaces[0], flipStateName, code)
 }
@@ -157,6 +164,8 @@ func (s switches) dynamicIngress(i int) *v1beta1.DynamicIngress {
 		return w.ClusterState(flipStateName).Obj()
 	case s.anyOf:
 		return w.AnyOf(builders.Entry(flipStateName, flipStateName, code), builders.Entry(calmStateName, calmStateName, code)).Obj()
+	case s.service:
+		return w.ExpectCode("503").Obj()
 	}
 	return di
 }
@@ -185,8 +194,9 @@ func (b *bench) ingresses(ns string) lister     { return ingressLister{b.h, ns} 
 func (b *bench) switchObjects(ns string) lister { return dynamicIngresses(b.h, ns) }
 
 // setupOperator creates the fixed state answering 503 (and for anyOf the
-// calm state) and the DynamicIngresses (passive) of s, and waits for every
-// Ingress and status.
+// calm state; for service switches the state following their Service,
+// which the caller created with ready endpoints) and the DynamicIngresses
+// (passive) of s, and waits for every Ingress and status.
 func (b *bench) setupOperator(ctx context.Context, s switches) (time.Duration, error) {
 	h := b.h
 	if err := b.ensureNamespaces(ctx, s); err != nil {

@@ -365,7 +365,10 @@ type managerOptions struct {
 	metrics  bool
 	// probes lets probes reach 127.0.0.1 (the default guard refuses it).
 	probes bool
-	extra  []string
+	// pprof serves Go's profiles (as BENCH_PROFILE does), for a garbage
+	// collection on demand (forceGC).
+	pprof bool
+	extra []string
 }
 
 var managerRuns int
@@ -400,7 +403,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 		args = append(args, "--probe-deny-cidrs=192.0.2.0/24")
 	}
 	var pprofURL string
-	if os.Getenv("BENCH_PROFILE") != "" && h.managerFlags["pprof-bind-address"] {
+	if (opts.pprof || os.Getenv("BENCH_PROFILE") != "") && h.managerFlags["pprof-bind-address"] {
 		port, err := controlplane.FreePort()
 		if err != nil {
 			return nil, err

@@ -33,6 +33,7 @@ type report struct {
 	plugin                *pluginResult
 	noise                 *noiseResult
 	fairness              *fairResult
+	service               *serviceResult
 }
 
 // table builds a Markdown table.
@@ -325,6 +326,9 @@ func (rep *report) markdown() string {
 	if rep.fairness != nil {
 		rep.fairness.summaryRows(sum)
 	}
+	if rep.service != nil {
+		rep.service.summaryRows(sum, rep.cfg.ownedFloorWorkers)
+	}
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
@@ -471,6 +475,9 @@ func (rep *report) markdown() string {
 	}
 	if f := rep.fairness; f != nil {
 		w("%s\n", f.markdown())
+	}
+	if s := rep.service; s != nil {
+		w("%s\n", s.markdown(rep.cfg))
 	}
 	if m := rep.memory; m != nil {
 		w("#### Memory\n\n")
