@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,13 +14,13 @@ func newHistoryCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "history (STATE | dis/NAME | cdis/NAME)",
 		ValidArgsFunction: o.completeState,
-		Short:             "Show a state's last response changes, newest first: when, the status code, the cause, the body's digest and how the flip reached the followers",
+		Short:             "Show a state's last response changes, newest first: when, the status code, the cause, the body's digest and how the flip reached the followers; and beside them when its followers were pinned and when their pins ended",
 		Args:              exactArgs(1, "one STATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := output.check(); err != nil {
 				return err
 			}
-			c, ns, err := o.connect()
+			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
 				return err
 			}
@@ -29,7 +28,7 @@ func newHistoryCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			report, err := plugin.HistoryOf(cmd.Context(), c, ns, ref)
+			report, err := plugin.HistoryOf(cmd.Context(), c, kinds, o.followersNamespace(ns, ref), ref)
 			if err != nil {
 				return err
 			}
@@ -46,18 +45,25 @@ func newHistoryCommand(o *options) *cobra.Command {
 // printHistory prints the history as a table, newest first, or the one
 // line that says there is none.
 func printHistory(o *options, r plugin.HistoryReport) error {
+	p := &linePrinter{w: o.streams.Out}
 	if empty := r.Empty(); empty != "" {
-		_, err := fmt.Fprintln(o.streams.Out, empty)
-		return err
+		p.printf("%s\n", empty)
+		printNotes(p, r.Notes)
+		return p.err
 	}
 	w := printers.GetNewTabWriter(o.streams.Out)
 	t := &linePrinter{w: w}
-	t.printf("%s\n", strings.Join(plugin.HistoryColumns, "\t"))
-	for _, e := range r.History {
-		t.printf("%s\n", strings.Join(plugin.HistoryRow(e), "\t"))
+	columns, rows := r.Table()
+	t.printf("%s\n", strings.Join(columns, "\t"))
+	for _, row := range rows {
+		t.printf("%s\n", strings.Join(row, "\t"))
 	}
 	if t.err != nil {
 		return t.err
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	printNotes(p, r.Notes)
+	return p.err
 }

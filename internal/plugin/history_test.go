@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/builders"
 )
 
@@ -73,7 +74,7 @@ func TestHistoryOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := fakeCluster(t, tt.refused, []client.Object{withHistory, without, cluster}...)
-			got, err := HistoryOf(context.Background(), c, ns, tt.ref)
+			got, err := HistoryOf(context.Background(), c, []target.Kind{target.Ingress{}}, ns, tt.ref)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("error %v, want %q", err, tt.err)

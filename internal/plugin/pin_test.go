@@ -344,3 +344,110 @@ func TestChangesOfPins(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryPins: history shows, beside the state's changes, when each
+// follower was pinned and when its pin ended, from status.override, newest
+// first; the pins of switches that follow another state are not its; the
+// followers the user may not list leave a note.
+func TestHistoryPins(t *testing.T) {
+	at := func(h, m, s int) time.Time { return time.Date(2026, 11, 28, h, m, s, 0, time.UTC) }
+	state := builders.FixedState(ns, "flag", "503", "").Obj()
+	state.Status.History = historyOf()
+	follower := func(name, follows string, mode v1beta1.Mode, until time.Time, reason string) *v1beta1.DynamicIngress {
+		return switchFor(name, func(w *builders.DynamicIngressWrapper) {
+			w.State(follows).Override(mode).OverrideUntil(until).OverrideReason(reason)
+		}, "")
+	}
+	storefront := withPinStatus(follower("storefront", "flag", v1beta1.ModeActive, at(2, 0, 0), "INC-1234"), "alice", at(0, 0, 25), v1beta1.OverridePhaseInEffect)
+	blog := withPinStatus(follower("blog", "flag", v1beta1.ModePassive, at(0, 0, 15), ""), "bob", at(0, 0, 5), v1beta1.OverridePhaseExpired)
+	// Not written by the manager yet: nothing to show.
+	api := follower("api", "flag", v1beta1.ModeActive, at(3, 0, 0), "")
+	other := withPinStatus(follower("other", "other-flag", v1beta1.ModeActive, at(2, 0, 0), ""), "carol", at(0, 0, 26), v1beta1.OverridePhaseInEffect)
+	noEnd := switchFor("cart", func(w *builders.DynamicIngressWrapper) { w.Override(v1beta1.ModePassive) }, "")
+	noEnd.Status.Override = &v1beta1.OverrideStatus{Mode: v1beta1.ModePassive, At: &metav1.Time{Time: at(0, 0, 30)}, Phase: v1beta1.OverridePhaseInEffect}
+
+	refuseSwitches := func(r request) error {
+		if r.resource == dynamicIngresses {
+			return forbidden(r)
+		}
+		return nil
+	}
+	tests := []struct {
+		name    string
+		refused refuse
+		pins    []PinEvent
+		notes   []string
+		rows    [][]string
+	}{
+		{name: "pins and ends beside the changes",
+			pins: []PinEvent{
+				{Event: PinEventPinned, Time: metav1.NewTime(at(0, 0, 30)), Kind: "DynamicIngress", Name: "cart", Mode: v1beta1.ModePassive},
+				{Event: PinEventPinned, Time: metav1.NewTime(at(0, 0, 25)), Kind: "DynamicIngress", Name: "storefront", Mode: v1beta1.ModeActive, By: "alice",
+					Until: &metav1.Time{Time: at(2, 0, 0)}, Reason: "INC-1234"},
+				{Event: PinEventExpired, Time: metav1.NewTime(at(0, 0, 15)), Kind: "DynamicIngress", Name: "blog", Mode: v1beta1.ModePassive, By: "bob",
+					Until: &metav1.Time{Time: at(0, 0, 15)}},
+				{Event: PinEventPinned, Time: metav1.NewTime(at(0, 0, 5)), Kind: "DynamicIngress", Name: "blog", Mode: v1beta1.ModePassive, By: "bob",
+					Until: &metav1.Time{Time: at(0, 0, 15)}},
+			},
+			rows: [][]string{
+				{"3", "2026-11-28T00:00:30Z", "503", "Probe", "sha256:6e340b9cffb3", "22 followers in 6.31s", "-"},
+				{"-", "2026-11-28T00:00:30Z", "-", "Pinned", "-", "-", `DynamicIngress "cart": passive pinned with no end`},
+				{"-", "2026-11-28T00:00:25Z", "-", "Pinned", "-", "-", `DynamicIngress "storefront": active pinned by alice until 2026-11-28T02:00:00Z: INC-1234`},
+				{"2", "2026-11-28T00:00:20Z", "-", "NoResponse", "-", "-", "-"},
+				{"-", "2026-11-28T00:00:15Z", "-", "PinExpired", "-", "-", `DynamicIngress "blog": passive pin by bob ended`},
+				{"1", "2026-11-28T00:00:10Z", "200", "Fixed", "sha256:6e340b9cffb3", "1 follower in 120ms", "-"},
+				{"-", "2026-11-28T00:00:05Z", "-", "Pinned", "-", "-", `DynamicIngress "blog": passive pinned by bob until 2026-11-28T00:00:15Z`},
+			}},
+		{name: "followers it may not list", refused: refuseSwitches,
+			notes: []string{`the pins of DynamicIngresses are left out: listing them in namespace "shop" needs list on dynamicingresses.ingress.dynamicingress.io, which you lack`},
+			rows: [][]string{
+				{"3", "2026-11-28T00:00:30Z", "503", "Probe", "sha256:6e340b9cffb3", "22 followers in 6.31s"},
+				{"2", "2026-11-28T00:00:20Z", "-", "NoResponse", "-", "-"},
+				{"1", "2026-11-28T00:00:10Z", "200", "Fixed", "sha256:6e340b9cffb3", "1 follower in 120ms"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fakeCluster(t, tt.refused, state, storefront, blog, api, other, noEnd)
+			got, err := HistoryOf(context.Background(), c, []target.Kind{target.Ingress{}}, ns, namespaced("flag"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.pins, got.Pins); diff != "" {
+				t.Errorf("pins (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.notes, got.Notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+			_, rows := got.Table()
+			if diff := cmp.Diff(tt.rows, rows); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHistoryPinsOfClusterState: the pins of a cluster state's followers
+// are named with their namespace.
+func TestHistoryPinsOfClusterState(t *testing.T) {
+	until := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	web := clusterFollower("shop", "web", "", true, metav1.ConditionTrue, v1beta1.ReasonSynced)
+	web.Spec.Override, web.Spec.OverrideUntil = v1beta1.ModeActive, &metav1.Time{Time: until}
+	web = withPinStatus(web, "alice", pinNow, v1beta1.OverridePhaseInEffect)
+	c := fakeCluster(t, nil, readyClusterState("503"), web)
+	got, err := HistoryOf(context.Background(), c, []target.Kind{target.Ingress{}}, "", v1beta1.StateReference{Kind: v1beta1.StateKindCluster, Name: "ks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	columns, rows := got.Table()
+	want := [][]string{
+		{"SEQ", "TIME", "CODE", "CAUSE", "BODY", "FLIP", "PIN"},
+		{"-", "2026-12-02T01:00:00Z", "-", "Pinned", "-", "-", "DynamicIngress shop/web: active pinned by alice until 2026-12-02T03:00:00Z"},
+	}
+	if diff := cmp.Diff(want, append([][]string{columns}, rows...)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got.Empty() != "" {
+		t.Errorf("a cluster state whose follower is pinned has no history: %q", got.Empty())
+	}
+}

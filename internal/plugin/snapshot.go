@@ -112,33 +112,13 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 	reader := newStateReader(ctx, c)
 	for _, kind := range kinds {
 		listedNamespaces := map[string]struct{}{}
-		list := kind.NewSwitchList()
-		err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{stateRefField: name})
-		unselected := false
-		if apierrors.IsBadRequest(err) {
-			// A CRD without selectable fields: select here.
-			err, unselected = c.List(ctx, list, client.InNamespace(ns)), true
-		}
-		if meta.IsNoMatchError(err) {
-			continue
-		}
+		items, note, err := listClusterFollowers(ctx, c, kind, ns, name)
 		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
+			return nil, err
 		}
-		switches := kind.SwitchItems(list)
-		if err == nil && !unselected {
-			// spec.stateRef.name cannot see the states a list names: the
-			// switches with a list come with a list of their own.
-			lists, note, err := listLists(ctx, c, kind, ns)
-			if err != nil {
-				return nil, err
-			}
-			if note != "" {
-				snap.Notes = append(snap.Notes, note)
-			}
-			switches = append(switches, lists...)
+		if note != "" {
+			snap.Notes = append(snap.Notes, note)
 		}
-		items := clusterFollowers(kind, switches, name)
 		withEntries(items, ref, reader.lookup)
 		// The targets of the namespaces that have followers, a list each:
 		// a user may read only some namespaces.
@@ -162,6 +142,39 @@ func readCluster(ctx context.Context, c client.Reader, kinds []target.Kind, ns, 
 	}
 	snap.Notes = append(snap.Notes, unreadableNotes(snap.Items)...)
 	return snap, nil
+}
+
+// listClusterFollowers lists the switches of kind in ns ("" every
+// namespace) that follow the cluster state name (clusterFollowers):
+// selected on the server by spec.stateRef.name where the CRD allows it,
+// with those that have a list (listLists; note says when the user may not
+// list them). None when the cluster does not serve the kind.
+func listClusterFollowers(ctx context.Context, c client.Reader, kind target.Kind, ns, name string) (items []Item, note string, err error) {
+	list := kind.NewSwitchList()
+	err = c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{stateRefField: name})
+	unselected := false
+	if apierrors.IsBadRequest(err) {
+		// A CRD without selectable fields: select here.
+		err, unselected = c.List(ctx, list, client.InNamespace(ns)), true
+	}
+	if meta.IsNoMatchError(err) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("listing %s: %w", kindPlural(kind.SwitchKind()), err)
+	}
+	switches := kind.SwitchItems(list)
+	if !unselected {
+		// spec.stateRef.name cannot see the states a list names: the
+		// switches with a list come with a list of their own.
+		lists, listsNote, err := listLists(ctx, c, kind, ns)
+		if err != nil {
+			return nil, "", err
+		}
+		note = listsNote
+		switches = append(switches, lists...)
+	}
+	return clusterFollowers(kind, switches, name), note, nil
 }
 
 // listLists lists the switches of kind in ns ("" every namespace) that
