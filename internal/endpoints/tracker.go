@@ -191,7 +191,44 @@ type store struct {
 	synced atomic.Bool
 }
 
-var _ cache.ReflectorStore = &store{}
+var _ cache.TransformingStore = &store{}
+
+// Transformer implements cache.TransformingStore: the reflector's first
+// load (a watch list) keeps every object until the load ends, and keeps
+// them as transform returns them, not whole.
+func (s *store) Transformer() cache.TransformFunc { return s.transform }
+
+// transform reduces a Service to its name and an EndpointSlice to what
+// the count reads, keeping their kinds (put reads either form).
+func (s *store) transform(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *metav1.PartialObjectMetadata:
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, ResourceVersion: o.ResourceVersion}}, nil
+	case *discoveryv1.EndpointSlice:
+		return reduceSlice(o), nil
+	}
+	return obj, nil
+}
+
+// reduceSlice is an EndpointSlice with what the count reads: its
+// Service label, its address type, and its ready endpoints' first
+// addresses, one endpoint each (conditions unset count as ready).
+func reduceSlice(es *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
+	out := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: es.Namespace, Name: es.Name, ResourceVersion: es.ResourceVersion},
+		AddressType: es.AddressType,
+	}
+	if svc, ok := es.Labels[discoveryv1.LabelServiceName]; ok {
+		out.Labels = map[string]string{discoveryv1.LabelServiceName: svc}
+	}
+	for i := range es.Endpoints {
+		e := &es.Endpoints[i]
+		if len(e.Addresses) > 0 && counts(e.Conditions) {
+			out.Endpoints = append(out.Endpoints, discoveryv1.Endpoint{Addresses: e.Addresses[:1:1]})
+		}
+	}
+	return out
+}
 
 func (s *store) Add(obj any) error {
 	b := s.t.begin()

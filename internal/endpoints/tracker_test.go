@@ -731,3 +731,31 @@ func TestTrackerForgetsServicesThatWent(t *testing.T) {
 	}
 	runtime.KeepAlive(tr)
 }
+
+// TestTransformKeepsTheCount: what the first load keeps of each object
+// (the store's transformer) counts as the object itself does, whatever its
+// endpoints' conditions, and keeps the Service's label.
+func TestTransformKeepsTheCount(t *testing.T) {
+	tr := NewTracker()
+	s := tr.sliceStore("")
+	es := ofService("shop", "web-1", "web").Ready("10.0.0.1", "10.0.0.2").NotReady("10.0.0.3").
+		Endpoint("10.0.0.4", nil, new(true)).Endpoint("10.0.0.5", nil, nil).Obj()
+	es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.0.0.6", "10.0.0.7"}})
+	got, err := s.Transformer()(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduced := got.(*discoveryv1.EndpointSlice)
+	if Ready([]discoveryv1.EndpointSlice{*reduced}) != Ready([]discoveryv1.EndpointSlice{*es}) || Ready([]discoveryv1.EndpointSlice{*es}) != 4 {
+		t.Errorf("the reduced slice counts %d, the slice %d, want 4 both", Ready([]discoveryv1.EndpointSlice{*reduced}), Ready([]discoveryv1.EndpointSlice{*es}))
+	}
+	if reduced.Labels[discoveryv1.LabelServiceName] != "web" || reduced.Name != "web-1" || reduced.Namespace != "shop" {
+		t.Errorf("the reduced slice lost its name or label: %+v", reduced.ObjectMeta)
+	}
+	if err := s.Replace([]any{got}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if svc := tr.Get(types.NamespacedName{Namespace: "shop", Name: "web"}); svc.Ready != 4 {
+		t.Errorf("after a first load of reduced slices, Ready = %d, want 4", svc.Ready)
+	}
+}
