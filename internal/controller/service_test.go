@@ -89,8 +89,10 @@ func TestServiceStateCrossesBothWays(t *testing.T) {
 
 	// The app's pods go unready (still there, as in a failing readiness
 	// probe).
-	setSlice(t, builders.EndpointSlice(ns, "app-1", "app").NotReady("10.0.0.1", "10.0.0.2").Obj())
+	// Taken before the write: the manager may see it before the write
+	// returns.
 	gone := time.Now()
+	setSlice(t, builders.EndpointSlice(ns, "app-1", "app").NotReady("10.0.0.1", "10.0.0.2").Obj())
 	eventually(t, answerOf(state)).Should(Equal(unavailable))
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("sorry"))
 	turned := lastUpdate(t, state).Sub(gone)
@@ -100,8 +102,8 @@ func TestServiceStateCrossesBothWays(t *testing.T) {
 	g.Expect(state.Status.History[0].Cause).To(Equal(v1beta1.HistoryCauseService))
 	t.Logf("503 after %v (unavailableAfter 2s)", turned)
 
-	setSlice(t, builders.EndpointSlice(ns, "app-1", "app").Ready("10.0.0.3").Obj())
 	back := time.Now()
+	setSlice(t, builders.EndpointSlice(ns, "app-1", "app").Ready("10.0.0.3").Obj())
 	eventually(t, answerOf(state)).Should(Equal(available))
 	eventually(t, backendOf(t, ns, "web")).Should(Equal("app"))
 	turned = lastUpdate(t, state).Sub(back)

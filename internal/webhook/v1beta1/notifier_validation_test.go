@@ -42,7 +42,7 @@ func TestValidateNotifier(t *testing.T) {
 		{"a state twice", notifier().State("killswitch"),
 			[]string{`spec.states[2]: Duplicate value: "DynamicIngressState killswitch"`}},
 		{"an unknown event type", notifier().Events("StateChanged", "Flipped"),
-			[]string{`spec.events[1]: Unsupported value: "Flipped": supported values: "StateChanged", "FlipCompleted", "FlipStalled", "ProbeFailed", "Overridden"`}},
+			[]string{`spec.events[1]: Unsupported value: "Flipped": supported values: "StateChanged", "FlipCompleted", "FlipStalled", "ProbeFailed", "Overridden", "OverrideExpired"`}},
 		{"a sink that is not http", builders.Notifier("shop", "oncall", "smtp://mail.example.com/").State("killswitch"),
 			[]string{`spec.sink.url: Invalid value: "smtp://mail.example.com/": must be an absolute http or https URL with a host`}},
 		{"a sink the guard denies", builders.Notifier("shop", "oncall", "http://169.254.169.254/").State("killswitch"),
@@ -81,7 +81,7 @@ func TestDefaultNotifier(t *testing.T) {
 	n := builders.Notifier("shop", "oncall", "https://hooks.example.com/").Obj()
 	n.Spec.States = []v1beta1.StateReference{{Name: "killswitch"}}
 	DefaultDynamicIngressNotifier(n)
-	if n.Spec.Sink.Format != v1beta1.SinkFormatCloudEvents || len(n.Spec.Events) != 5 || n.Spec.States[0].Kind != v1beta1.StateKindNamespaced {
+	if n.Spec.Sink.Format != v1beta1.SinkFormatCloudEvents || len(n.Spec.Events) != 6 || n.Spec.States[0].Kind != v1beta1.StateKindNamespaced {
 		t.Errorf("defaulted spec = %+v", n.Spec)
 	}
 }
