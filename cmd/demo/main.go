@@ -375,7 +375,10 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := requestPermission(k); err != nil {
 		return err
 	}
-	return appDown(k, traffic)
+	if err := appDown(k, traffic); err != nil {
+		return err
+	}
+	return pinThatEnds(k, traffic)
 }
 
 // requestPermission shows that a user who may edit switches but not create

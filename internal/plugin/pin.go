@@ -48,8 +48,13 @@ func (f PinFlags) Pin(mode v1beta1.Mode, now time.Time) (*metav1.Time, string, e
 		if d <= 0 {
 			return nil, "", &UsageError{fmt.Errorf("--for %q is not a positive duration such as 2h or 30m", f.For)}
 		}
-		// The API keeps the time to the second.
-		until = &metav1.Time{Time: now.Add(d).Truncate(time.Second)}
+		// The API keeps the time to the second: rounded up, so that the
+		// pin lasts at least d.
+		end := now.Add(d)
+		if t := end.Truncate(time.Second); t.Before(end) {
+			end = t.Add(time.Second)
+		}
+		until = &metav1.Time{Time: end}
 	case f.Until != "":
 		t, err := time.Parse(time.RFC3339, f.Until)
 		if err != nil {
@@ -191,8 +196,9 @@ func (p *PinReport) Line() string {
 	return b.String()
 }
 
-// shortDuration is d to the second, without the units that are zero at
-// its end: 2h, 1h59m, 1h0m30s, 45s.
+// shortDuration is d in whole seconds (cut, as a countdown counts: a pin
+// that ends in 1h59m59.6s ends in 1h59m59s, not 2h), without the units
+// that are zero at its end: 2h, 1h59m, 1h0m30s, 45s.
 func shortDuration(d time.Duration) string {
 	s := max(d, 0).Round(time.Second).String()
 	if strings.HasSuffix(s, "m0s") {

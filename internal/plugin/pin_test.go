@@ -36,8 +36,10 @@ func TestPinFlags(t *testing.T) {
 		reason string
 		err    string
 	}{
-		{name: "for", flags: PinFlags{For: "2h"}, mode: v1beta1.ModeActive, until: "2026-12-02T03:00:00Z"},
-		{name: "for, to the second", flags: PinFlags{For: "90m1500ms"}, mode: v1beta1.ModeActive, until: "2026-12-02T02:30:01Z"},
+		// now is 250ms past the second: the end is rounded up, so that the
+		// pin lasts at least --for.
+		{name: "for", flags: PinFlags{For: "2h"}, mode: v1beta1.ModeActive, until: "2026-12-02T03:00:01Z"},
+		{name: "for, to the second", flags: PinFlags{For: "90m1500ms"}, mode: v1beta1.ModeActive, until: "2026-12-02T02:30:02Z"},
 		{name: "until, in UTC", flags: PinFlags{Until: "2026-12-02T12:00:00+09:00", Reason: "INC-1234", ReasonSet: true}, mode: v1beta1.ModePassive,
 			until: "2026-12-02T03:00:00Z", reason: "INC-1234"},
 		// Whether it is in the future is the webhook's word.
@@ -449,5 +451,31 @@ func TestHistoryPinsOfClusterState(t *testing.T) {
 	}
 	if got.Empty() != "" {
 		t.Errorf("a cluster state whose follower is pinned has no history: %q", got.Empty())
+	}
+}
+
+// TestPinLeft: how long a pin has left, and how long ago it ended, in
+// whole seconds as a countdown counts, without trailing zero units.
+func TestPinLeft(t *testing.T) {
+	now := pinNow.Add(250 * time.Millisecond)
+	tests := []struct {
+		until     time.Time
+		phase     v1beta1.OverridePhase
+		left, ago string
+	}{
+		// --for 2h, the end rounded up to the second.
+		{pinNow.Add(2*time.Hour + time.Second), v1beta1.OverridePhaseInEffect, "2h", ""},
+		{pinNow.Add(2 * time.Hour), v1beta1.OverridePhaseInEffect, "1h59m59s", ""},
+		{pinNow.Add(119*time.Minute + time.Second), v1beta1.OverridePhaseInEffect, "1h59m", ""},
+		{pinNow.Add(time.Hour + 31*time.Second), v1beta1.OverridePhaseInEffect, "1h0m30s", ""},
+		{pinNow.Add(46 * time.Second), v1beta1.OverridePhaseInEffect, "45s", ""},
+		{pinNow.Add(-time.Minute), v1beta1.OverridePhaseExpired, "", "1m"},
+	}
+	for _, tt := range tests {
+		pin := &v1beta1.OverrideStatus{Mode: v1beta1.ModeActive, Until: &metav1.Time{Time: tt.until}, Phase: tt.phase}
+		got := pinReport(pin, now)
+		if got.Left != tt.left || got.Ago != tt.ago {
+			t.Errorf("until %s: left %q, ago %q; want %q, %q", tt.until.Format(time.RFC3339), got.Left, got.Ago, tt.left, tt.ago)
+		}
 	}
 }
