@@ -200,7 +200,7 @@ func (p *PinReport) Line() string {
 // that ends in 1h59m59.6s ends in 1h59m59s, not 2h), without the units
 // that are zero at its end: 2h, 1h59m, 1h0m30s, 45s.
 func shortDuration(d time.Duration) string {
-	s := max(d, 0).Round(time.Second).String()
+	s := max(d, 0).Truncate(time.Second).String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
 	}
