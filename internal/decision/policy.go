@@ -56,7 +56,7 @@ func (p PinPolicy) Breaks(spec v1beta1.SwitchSpec, at time.Time) map[string]stri
 	}
 	out := map[string]string{}
 	if p.MaxDuration > 0 {
-		limit := durationText(p.MaxDuration)
+		limit := DurationText(p.MaxDuration)
 		switch {
 		case spec.OverrideUntil == nil:
 			out["overrideUntil"] = fmt.Sprintf("%s has overridePolicy.maxDuration %s: a pin must carry overrideUntil, at most %s ahead", p.MaxDurationFrom, limit, limit)
@@ -71,8 +71,9 @@ func (p PinPolicy) Breaks(spec v1beta1.SwitchSpec, at time.Time) map[string]stri
 	return out
 }
 
-// durationText is a duration as a policy is written: 4h, 90m, 1h30m.
-func durationText(d time.Duration) string {
+// DurationText is a duration as a user writes it in a spec: 250ms, 10s,
+// 30m, 4h, 1h30m (not 30m0s).
+func DurationText(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

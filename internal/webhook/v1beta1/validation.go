@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/match"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/schedule"
@@ -130,20 +131,7 @@ func validateDurationRange(path *field.Path, d *metav1.Duration, lowest, highest
 	if d == nil || (d.Duration >= lowest && d.Duration <= highest) {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(path, d.Duration.String(), fmt.Sprintf("must be at least %s and at most %s", formatBound(lowest), formatBound(highest)))}
-}
-
-// formatBound writes a bound as a user writes it: 250ms, 10s, 30m, not
-// 30m0s.
-func formatBound(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return field.ErrorList{field.Invalid(path, d.Duration.String(), fmt.Sprintf("must be at least %s and at most %s", decision.DurationText(lowest), decision.DurationText(highest)))}
 }
 
 // MaxStateEntries bounds spec.anyOf and spec.allOf, as the CRD's MaxItems
