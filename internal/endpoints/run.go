@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,3 +96,6 @@ func (w *Watch) sliceLW(ns string) cache.ListerWatcher {
 		},
 	}
 }
+
+// serviceGVR is the resource the Service store lists.
+var serviceGVR = corev1.SchemeGroupVersion.WithResource("services")
