@@ -183,6 +183,17 @@ const (
 	OverrideAtAnnotation = "ingress.dynamicingress.io/override-at"
 )
 
+// The override approval annotations of a switch (docs/behaviour.md,
+// "Approval"): a user asks to approve the pending pin by setting
+// override-approved-by (to anything); the defaulting webhook writes the
+// user's name into it as the admission request names them, and the time
+// into override-approved-at (OverrideAtFormat). A change of the pin
+// removes both.
+const (
+	OverrideApprovedByAnnotation = "ingress.dynamicingress.io/override-approved-by"
+	OverrideApprovedAtAnnotation = "ingress.dynamicingress.io/override-approved-at"
+)
+
 // OverrideAtFormat is the format of the override-at annotation: RFC 3339
 // in UTC to the microsecond, so that two changes within a second read
 // apart (a notifier sends each).

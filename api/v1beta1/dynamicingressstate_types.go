@@ -51,6 +51,24 @@ type OverridePolicy struct {
 	// requireReason makes a pin carry overrideReason.
 	// +optional
 	RequireReason bool `json:"requireReason,omitempty"`
+
+	// approval makes a pin to one of its modes wait for a second person:
+	// it is PendingApproval, and the switch follows its state, until a
+	// user other than the pin's author, with the verb approve on the
+	// switch's resource, approves it.
+	// +optional
+	Approval *OverrideApproval `json:"approval,omitempty"`
+}
+
+// OverrideApproval names the pinned modes that need a second person.
+type OverrideApproval struct {
+	// modes that need approval: Active and/or Passive (Passive forces the
+	// normal site live against the state).
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2
+	Modes []Mode `json:"modes"`
 }
 
 // ServiceSource is a Service whose ready endpoints a state counts, and how

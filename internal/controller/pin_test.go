@@ -119,3 +119,35 @@ func TestPinThatBreaksALaterPolicy(t *testing.T) {
 	NewWithT(t).Expect(backendOf(t, ns, "web")()).To(Equal("sorry"))
 	NewWithT(t).Expect(conditionOf(di, v1beta1.ConditionReady)()).To(Equal("True/Synced"))
 }
+
+// TestPinAwaitingApproval: a pin to a mode the state's
+// overridePolicy.approval names waits: the switch follows its state, its
+// status.override says PendingApproval and the Active condition's message
+// says the pin awaits approval; once another user's approval is recorded
+// (the annotations the admission webhook writes), the pin takes effect
+// and names its approver.
+func TestPinAwaitingApproval(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "killswitch", "503", "").Obj()
+	state.Spec.OverridePolicy = &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModePassive}}}
+	di := builders.DynamicIngress(ns, "web").State("killswitch").ExpectCode("503").Override(v1beta1.ModePassive).
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	di.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice",
+		v1beta1.OverrideAtAnnotation: time.Now().UTC().Format(v1beta1.OverrideAtFormat)}
+	create(t, state, di)
+	eventually(t, pinOf(di)).Should(Equal("Passive (PendingApproval) PendingApproval"))
+	g := NewWithT(t)
+	g.Expect(backendOf(t, ns, "web")()).To(Equal("sorry"), "a pin awaiting approval decided the target")
+	g.Expect(conditionOf(di, v1beta1.ConditionActive)()).To(Equal("True/Matched"))
+	g.Expect(conditionMessage(di, v1beta1.ConditionActive)()).To(HaveSuffix(
+		`; the pin to Passive mode by alice awaits approval (overridePolicy.approval of DynamicIngressState "killswitch")`))
+
+	edit(t, di, func(sw *v1beta1.DynamicIngress) {
+		sw.Annotations[v1beta1.OverrideApprovedByAnnotation] = "bob"
+		sw.Annotations[v1beta1.OverrideApprovedAtAnnotation] = time.Now().UTC().Format(v1beta1.OverrideAtFormat)
+	})
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web"))
+	eventually(t, pinOf(di)).Should(Equal("Passive InEffect"))
+	g.Expect(di.Status.Override.ApprovedBy).To(Equal("bob"))
+	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/Overridden"))
+}

@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +15,40 @@ import (
 type Pin struct {
 	// Status is status.override: nil when the switch is not pinned.
 	Status *v1beta1.OverrideStatus
-	// EndsIn is how long until an in-effect pin's overrideUntil; 0 when
-	// it has none, or the pin is not in effect.
+	// EndsIn is how long until a pin's overrideUntil while it is in
+	// effect or awaits approval; 0 when it has none, or it has expired.
 	EndsIn time.Duration
+	// AwaitsApprovalOf names the state whose override policy the pending
+	// pin waits for approval under; "" unless PendingApproval.
+	AwaitsApprovalOf string
+}
+
+// ApprovedBy is the approver the override-approved-by annotation names:
+// "" when it is missing, or carries no time in override-approved-at (a
+// value only the defaulting webhook writes together).
+func ApprovedBy(annotations map[string]string) string {
+	by := annotations[v1beta1.OverrideApprovedByAnnotation]
+	if _, err := time.Parse(v1beta1.OverrideAtFormat, annotations[v1beta1.OverrideApprovedAtAnnotation]); err != nil {
+		return ""
+	}
+	return by
+}
+
+// AwaitsApproval is the phrase the Active condition's message adds for a
+// pin that waits for approval.
+func (p Pin) AwaitsApproval() string {
+	if p.Status == nil || p.Status.Phase != v1beta1.OverridePhasePendingApproval {
+		return ""
+	}
+	return fmt.Sprintf("the pin to %s mode by %s awaits approval (overridePolicy.approval of %s)", p.Status.Mode, orSomeone(p.Status.By), p.AwaitsApprovalOf)
+}
+
+// orSomeone is a user's name for a message, "someone" when unknown.
+func orSomeone(user string) string {
+	if user == "" {
+		return "someone"
+	}
+	return user
 }
 
 // PinPhase is the phase of a pin at now: "" without spec.override;
@@ -35,17 +67,28 @@ func PinPhase(spec v1beta1.SwitchSpec, needsApproval bool, approvedBy string, no
 	return v1beta1.OverridePhaseInEffect
 }
 
-// PinOf is sw's pin at now, with who set it and when from the override
-// audit annotations. No mode needs approval yet.
-func PinOf(sw target.Switch, now time.Time) Pin {
+// PinOf is sw's pin at now under policy (the merged override policy of
+// the states it follows), with who set it and when from the override audit
+// annotations, and who approved it from the approval annotations.
+func PinOf(sw target.Switch, policy PinPolicy, now time.Time) Pin {
 	spec := sw.SwitchSpec()
-	phase := PinPhase(spec, false, "", now)
+	annotations := sw.GetAnnotations()
+	approvedBy := ApprovedBy(annotations)
+	if approvedBy == annotations[v1beta1.OverrideByAnnotation] {
+		// No one approves their own pin (admission refuses it too).
+		approvedBy = ""
+	}
+	needsApproval := spec.Override != "" && policy.NeedsApproval(spec.Override) != ""
+	phase := PinPhase(spec, needsApproval, approvedBy, now)
 	if phase == "" {
 		return Pin{}
 	}
-	annotations := sw.GetAnnotations()
 	status := &v1beta1.OverrideStatus{Mode: spec.Override, By: annotations[v1beta1.OverrideByAnnotation],
 		Until: spec.OverrideUntil, Reason: spec.OverrideReason, Phase: phase, Summary: pinSummary(spec.Override, phase)}
+	if needsApproval {
+		status.ApprovedBy = approvedBy
+	}
+
 	if at, err := time.Parse(v1beta1.OverrideAtFormat, annotations[v1beta1.OverrideAtAnnotation]); err == nil {
 		// As the status holds it (to the second), or every reconcile
 		// would find it changed.
@@ -53,7 +96,10 @@ func PinOf(sw target.Switch, now time.Time) Pin {
 		status.At = &at
 	}
 	pin := Pin{Status: status}
-	if phase == v1beta1.OverridePhaseInEffect && spec.OverrideUntil != nil {
+	if phase == v1beta1.OverridePhasePendingApproval {
+		pin.AwaitsApprovalOf = policy.NeedsApproval(spec.Override)
+	}
+	if phase != v1beta1.OverridePhaseExpired && spec.OverrideUntil != nil {
 		pin.EndsIn = spec.OverrideUntil.Sub(now)
 	}
 	return pin

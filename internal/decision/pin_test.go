@@ -48,13 +48,13 @@ func TestPinOf(t *testing.T) {
 	sw.Spec.Override, sw.Spec.OverrideUntil, sw.Spec.OverrideReason = v1beta1.ModeActive, &until, "INC-7"
 	sw.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: "2026-12-02T02:59:00.250000Z"}
 
-	got := PinOf(sw, now)
+	got := PinOf(sw, PinPolicy{}, now)
 	want := Pin{Status: &v1beta1.OverrideStatus{Mode: v1beta1.ModeActive, By: "alice", At: &metav1.Time{Time: now.Add(-time.Minute)},
 		Until: &until, Reason: "INC-7", Phase: v1beta1.OverridePhaseInEffect, Summary: "Active"}, EndsIn: 90 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("in effect (-want +got):\n%s", diff)
 	}
-	got = PinOf(sw, until.Time)
+	got = PinOf(sw, PinPolicy{}, until.Time)
 	want.Status.Phase, want.Status.Summary, want.EndsIn = v1beta1.OverridePhaseExpired, "Active (Expired)", 0
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("expired (-want +got):\n%s", diff)
@@ -65,7 +65,59 @@ func TestPinOf(t *testing.T) {
 	if spec := Unpinned(sw).SwitchSpec(); spec.Override != "" || spec.OverrideUntil != nil {
 		t.Errorf("Unpinned keeps the pin: %+v", spec)
 	}
-	if PinOf(builders.DynamicIngress("shop", "web").Obj(), now) != (Pin{}) {
+	if PinOf(builders.DynamicIngress("shop", "web").Obj(), PinPolicy{}, now) != (Pin{}) {
 		t.Error("a switch without override has a pin")
+	}
+}
+
+func TestPinOfApproval(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	until := metav1.NewTime(now.Add(time.Hour))
+	needs := PinPolicy{Approval: map[v1beta1.Mode]string{v1beta1.ModePassive: `DynamicIngressState "killswitch"`}}
+	audit := map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideAtAnnotation: "2026-12-02T02:59:00.000000Z"}
+	approved := func(by string) map[string]string {
+		out := map[string]string{v1beta1.OverrideApprovedByAnnotation: by, v1beta1.OverrideApprovedAtAnnotation: "2026-12-02T02:59:30.000000Z"}
+		for k, v := range audit {
+			out[k] = v
+		}
+		return out
+	}
+	tests := []struct {
+		name        string
+		mode        v1beta1.Mode
+		until       *metav1.Time
+		policy      PinPolicy
+		annotations map[string]string
+		wantPhase   v1beta1.OverridePhase
+		wantBy      string
+		wantAwaits  string
+		wantEndsIn  time.Duration
+	}{
+		{name: "no policy: in effect", mode: v1beta1.ModePassive, annotations: audit, wantPhase: v1beta1.OverridePhaseInEffect},
+		{name: "another mode needs approval", mode: v1beta1.ModeActive, policy: needs, annotations: audit, wantPhase: v1beta1.OverridePhaseInEffect},
+		{name: "awaits approval", mode: v1beta1.ModePassive, until: &until, policy: needs, annotations: audit, wantPhase: v1beta1.OverridePhasePendingApproval,
+			wantAwaits: `the pin to Passive mode by alice awaits approval (overridePolicy.approval of DynamicIngressState "killswitch")`, wantEndsIn: time.Hour},
+		{name: "approved", mode: v1beta1.ModePassive, until: &until, policy: needs, annotations: approved("bob"), wantPhase: v1beta1.OverridePhaseInEffect,
+			wantBy: "bob", wantEndsIn: time.Hour},
+		{name: "approved by its author: not approved", mode: v1beta1.ModePassive, policy: needs, annotations: approved("alice"),
+			wantPhase: v1beta1.OverridePhasePendingApproval, wantAwaits: `the pin to Passive mode by alice awaits approval (overridePolicy.approval of DynamicIngressState "killswitch")`},
+		{name: "an approver without a time: not approved", mode: v1beta1.ModePassive, policy: needs,
+			annotations: map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideApprovedByAnnotation: "bob"},
+			wantPhase:   v1beta1.OverridePhasePendingApproval, wantAwaits: `the pin to Passive mode by alice awaits approval (overridePolicy.approval of DynamicIngressState "killswitch")`},
+		{name: "the approval needed no more: in effect, approver kept", mode: v1beta1.ModePassive, annotations: approved("bob"), wantPhase: v1beta1.OverridePhaseInEffect},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := builders.DynamicIngress("shop", "web").State("s").ExpectCode("503").Obj()
+			sw.Spec.Override, sw.Spec.OverrideUntil, sw.Annotations = tt.mode, tt.until, tt.annotations
+			pin := PinOf(sw, tt.policy, now)
+			if pin.Status.Phase != tt.wantPhase || pin.Status.ApprovedBy != tt.wantBy || pin.AwaitsApproval() != tt.wantAwaits || pin.EndsIn != tt.wantEndsIn {
+				t.Errorf("PinOf = phase %q, approvedBy %q, awaits %q, ends in %s; want %q, %q, %q, %s", pin.Status.Phase, pin.Status.ApprovedBy,
+					pin.AwaitsApproval(), pin.EndsIn, tt.wantPhase, tt.wantBy, tt.wantAwaits, tt.wantEndsIn)
+			}
+			if got, want := pin.Holds(), tt.wantPhase == v1beta1.OverridePhaseInEffect; got != want {
+				t.Errorf("Holds = %t, want %t", got, want)
+			}
+		})
 	}
 }

@@ -20,6 +20,15 @@ type PinPolicy struct {
 	// RequireReasonFrom names the first that does.
 	RequireReason     bool
 	RequireReasonFrom string
+	// Approval is the union of the approval modes, each with the first
+	// state that names it.
+	Approval map[v1beta1.Mode]string
+}
+
+// NeedsApproval names the state whose policy makes a pin to mode wait for
+// a second person, "" when none does.
+func (p PinPolicy) NeedsApproval(mode v1beta1.Mode) string {
+	return p.Approval[mode]
 }
 
 // NamedPolicy is a followed state's policy with how messages name the
@@ -30,7 +39,7 @@ type NamedPolicy struct {
 }
 
 // MergePolicies is the strictest of policies: the shortest maxDuration,
-// and a reason when any requires one.
+// a reason when any requires one, and the union of the approval modes.
 func MergePolicies(policies []NamedPolicy) PinPolicy {
 	var out PinPolicy
 	for _, p := range policies {
@@ -42,6 +51,17 @@ func MergePolicies(policies []NamedPolicy) PinPolicy {
 		}
 		if p.Policy.RequireReason && !out.RequireReason {
 			out.RequireReason, out.RequireReasonFrom = true, p.State
+		}
+		if a := p.Policy.Approval; a != nil {
+			for _, mode := range a.Modes {
+				if _, named := out.Approval[mode]; named {
+					continue
+				}
+				if out.Approval == nil {
+					out.Approval = map[v1beta1.Mode]string{}
+				}
+				out.Approval[mode] = p.State
+			}
 		}
 	}
 	return out

@@ -28,6 +28,11 @@ func TestMergePolicies(t *testing.T) {
 			{State: "d", Policy: &v1beta1.OverridePolicy{MaxDuration: d(time.Hour), RequireReason: true}},
 			{State: "e", Policy: &v1beta1.OverridePolicy{RequireReason: true}},
 		}, want: PinPolicy{MaxDuration: 30 * time.Minute, MaxDurationFrom: "c", RequireReason: true, RequireReasonFrom: "d"}},
+		{name: "the union of the approval modes, each from the first state naming it", policies: []NamedPolicy{
+			{State: "a", Policy: &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModePassive}}}},
+			{State: "b", Policy: &v1beta1.OverridePolicy{RequireReason: true}},
+			{State: "c", Policy: &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModeActive, v1beta1.ModePassive}}}},
+		}, want: PinPolicy{RequireReason: true, RequireReasonFrom: "b", Approval: map[v1beta1.Mode]string{v1beta1.ModePassive: "a", v1beta1.ModeActive: "c"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

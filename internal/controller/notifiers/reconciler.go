@@ -312,35 +312,36 @@ func (r *Reconciler) listNotifiers(ctx context.Context, opts ...client.ListOptio
 	return out
 }
 
-// overrideChanged passes a switch created with an override audit or an
-// expired pin, or whose override audit changed, or whose status.override
-// turned Expired (or, expired, names another pin): an expiry changes the
-// status alone, not the audit.
+// overrideChanged passes a switch created with an override audit or a
+// pin in its status, or whose override audit or approval changed, or whose
+// status.override changed (it shows a new pin, its approval or its
+// expiry: an expiry changes the status alone, not the audit).
 func overrideChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool {
 			_, ok := e.Object.GetAnnotations()[v1beta1.OverrideAtAnnotation]
-			return ok || expiredPin(e.Object) != nil
+			return ok || pinOf(e.Object) != nil
 		},
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetAnnotations()[v1beta1.OverrideAtAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.OverrideAtAnnotation] ||
-				e.ObjectOld.GetAnnotations()[v1beta1.OverrideByAnnotation] != e.ObjectNew.GetAnnotations()[v1beta1.OverrideByAnnotation] ||
-				!equality.Semantic.DeepEqual(expiredPin(e.ObjectOld), expiredPin(e.ObjectNew))
+			for _, key := range []string{v1beta1.OverrideAtAnnotation, v1beta1.OverrideByAnnotation, v1beta1.OverrideApprovedAtAnnotation} {
+				if e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key] {
+					return true
+				}
+			}
+			return !equality.Semantic.DeepEqual(pinOf(e.ObjectOld), pinOf(e.ObjectNew))
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }
 
-// expiredPin is a switch's status.override when it says the pin expired,
-// nil otherwise (or when o is not a switch).
-func expiredPin(o client.Object) *v1beta1.OverrideStatus {
+// pinOf is a switch's status.override (nil when o is not a switch): an
+// Overridden waits for the status to show its pin and phase, and an
+// expiry changes the status alone.
+func pinOf(o client.Object) *v1beta1.OverrideStatus {
 	sw, ok := o.(target.Switch)
 	if !ok {
 		return nil
 	}
-	if p := sw.SwitchStatus().Override; p != nil && p.Phase == v1beta1.OverridePhaseExpired {
-		return p
-	}
-	return nil
+	return sw.SwitchStatus().Override
 }

@@ -173,7 +173,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// A pin decides only while it holds: an expired one is decided from
 	// spec and the clock at every reconcile, and the switch is woken when
 	// it ends (docs/behaviour.md, "Pins that end").
-	pin := decision.PinOf(sw, r.Clock.Now())
+	f, err := r.resolve(ctx, sw)
+	if err != nil {
+		r.gate.Done(kind, req.NamespacedName, ticket)
+		return ctrl.Result{}, err
+	}
+	// A pin that waits for approval under a followed state's policy does
+	// not hold either (docs/behaviour.md, "Approval").
+	policy := pinPolicy(sw.SwitchSpec(), f)
+	pin := decision.PinOf(sw, policy, r.Clock.Now())
 	decided := target.Switch(sw)
 	if pin.Status != nil && !pin.Holds() {
 		decided = decision.Unpinned(sw)
@@ -184,12 +192,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 				res.RequeueAfter = pin.EndsIn
 			}
 		}()
-	}
-
-	f, err := r.resolve(ctx, sw)
-	if err != nil {
-		r.gate.Done(kind, req.NamespacedName, ticket)
-		return ctrl.Result{}, err
 	}
 	current, err := r.retainedMode(ctx, decided, f)
 	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
@@ -206,6 +208,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// changes meanwhile.
 		return ctrl.Result{RequeueAfter: evaluate.VerdictRecheck}, nil
 	}
+	if awaits := pin.AwaitsApproval(); awaits != "" {
+		active.Message += "; " + awaits
+	}
 	isActive := active.Status == metav1.ConditionTrue
 	result, wrote, syncErr := r.syncTarget(ctx, sw, isActive)
 	if lag := (*cacheLagError)(nil); errors.As(syncErr, &lag) {
@@ -219,7 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	r.gate.Done(kind, req.NamespacedName, ticket)
 	ready := readyCondition(sw, f.why, active, result)
 	if pin.Holds() && ready.Status == metav1.ConditionTrue {
-		if msg := pinBreaks(sw.SwitchSpec(), f, pin, r.Clock.Now()); msg != "" {
+		if msg := pinBreaks(sw.SwitchSpec(), policy, pin, r.Clock.Now()); msg != "" {
 			ready.Message = msg
 		}
 	}

@@ -45,7 +45,27 @@ func readyCondition(sw target.Switch, why *decision.Unfollowed, active metav1.Co
 // that breaks the override policy of a state it follows (a policy added or
 // tightened after the pin was made: admission holds new pins to it), ""
 // when it breaks none. The pin stays in effect.
-func pinBreaks(spec v1beta1.SwitchSpec, f followed, pin decision.Pin, now time.Time) string {
+func pinBreaks(spec v1beta1.SwitchSpec, policy decision.PinPolicy, pin decision.Pin, now time.Time) string {
+	at := now
+	if pin.Status.At != nil {
+		at = pin.Status.At.Time
+	}
+	breaks := policy.Breaks(spec, at)
+	var out []string
+	for _, field := range []string{"overrideUntil", "overrideReason"} {
+		if msg, ok := breaks[field]; ok {
+			out = append(out, msg)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "The pin, made before the policy, breaks it and stays in effect: " + strings.Join(out, "; ")
+}
+
+// pinPolicy is the override policy a switch's pin is held to: the
+// strictest of the policies of the states it follows that exist.
+func pinPolicy(spec v1beta1.SwitchSpec, f followed) decision.PinPolicy {
 	var policies []decision.NamedPolicy
 	if f.entries == nil {
 		if f.state != nil {
@@ -59,21 +79,7 @@ func pinBreaks(spec v1beta1.SwitchSpec, f followed, pin decision.Pin, now time.T
 			}
 		}
 	}
-	at := now
-	if pin.Status.At != nil {
-		at = pin.Status.At.Time
-	}
-	breaks := decision.MergePolicies(policies).Breaks(spec, at)
-	var out []string
-	for _, field := range []string{"overrideUntil", "overrideReason"} {
-		if msg, ok := breaks[field]; ok {
-			out = append(out, msg)
-		}
-	}
-	if len(out) == 0 {
-		return ""
-	}
-	return "The pin, made before the policy, breaks it and stays in effect: " + strings.Join(out, "; ")
+	return decision.MergePolicies(policies)
 }
 
 // transitionEvents are the events of a status change (docs/behaviour.md):

@@ -33,7 +33,7 @@ import (
 // first.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(r.Kind.NewSwitch(), builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, approvalChanged()))).
 		Watches(r.Kind.NewTarget(), targetChanged(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			r.Kind.NewSwitch(), handler.OnlyControllerOwner())), builder.WithPredicates(r.notAnEchoOfOurApply())).
 		Watches(&v1beta1.DynamicIngressState{}, r.stateChanged(), builder.WithPredicates(responseChanged()))
@@ -275,4 +275,23 @@ func (r *Reconciler) enqueueClusterFollowers(ctx context.Context, namespace stri
 		}
 	}
 	r.gate.ExpectAndAdd(r.Kind.SwitchKind(), keys, q)
+}
+
+// approvalChanged passes an update that changes a switch's approval
+// annotations: an approval changes no spec, and no generation, yet it
+// makes the pin take effect (docs/behaviour.md, "Approval").
+func approvalChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			for _, key := range []string{v1beta1.OverrideApprovedByAnnotation, v1beta1.OverrideApprovedAtAnnotation} {
+				if e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key] {
+					return true
+				}
+			}
+			return false
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
