@@ -466,7 +466,7 @@ func managerRoleTemplate(t *testing.T, path string) string {
 // userRoleFile names the files of config/rbac that hold the roles for the
 // people who use the operator (kubebuilder's <kind>_editor_role.yaml,
 // _viewer_role.yaml and _admin_role.yaml).
-var userRoleFile = regexp.MustCompile(`^[a-z0-9]+_(editor|viewer|admin)_role\.yaml$`)
+var userRoleFile = regexp.MustCompile(`^[a-z0-9]+_(editor|viewer|admin|approver)_role\.yaml$`)
 
 // aggregationLabel is the prefix of the labels that aggregate a ClusterRole
 // into the built-in ones.
@@ -478,7 +478,7 @@ func userRolesTemplate(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("{{- if .Values.rbac.userRoles }}\n")
-	fmt.Fprintf(&b, generatedHeader, relPath(dir)+"/*_{editor,viewer,admin}_role.yaml")
+	fmt.Fprintf(&b, generatedHeader, relPath(dir)+"/*_{editor,viewer,admin,approver}_role.yaml")
 	files := kustomizationResources(t, dir)
 	n := 0
 	for _, file := range files {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -18,9 +19,14 @@ const (
 	OverrideAtAnnotation = v1beta1.OverrideAtAnnotation
 )
 
-// overrideAuditKeys are the override audit annotations, in the order
-// errors name them.
-var overrideAuditKeys = []string{OverrideByAnnotation, OverrideAtAnnotation}
+// overrideAuditKeys are the override audit annotations, with the
+// approval's, in the order errors name them.
+var overrideAuditKeys = []string{OverrideByAnnotation, OverrideAtAnnotation, OverrideApprovedByAnnotation, OverrideApprovedAtAnnotation}
+
+// isApprovalKey says whether key is an approval annotation.
+func isApprovalKey(key string) bool {
+	return key == OverrideApprovedByAnnotation || key == OverrideApprovedAtAnnotation
+}
 
 // overrideAuditForbidden is why an edit of an override audit annotation is
 // refused.
@@ -30,7 +36,10 @@ const overrideAuditForbidden = "set by the admission webhook when spec.override 
 // request of user at now; old is nil on create. When the pin
 // (spec.override, with overrideUntil and overrideReason) is set on create,
 // or set, changed or removed on update, they name user and now,
-// whatever sw carried. Otherwise they are what old had (none on create): a
+// whatever sw carried, and the pin has no approval. An update that asks
+// to approve the pin (approvalRequested) has override-approved-by and -at
+// name user and now, for the validating webhook to check
+// (validateApproval). Otherwise they are what old had (none on create): a
 // value a user wrote is overwritten, except in an update that changes
 // nothing else, which is left as it came for the validating webhook to
 // refuse (validateOverrideAudit), so that the user learns the edit did not
@@ -50,6 +59,14 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 			OverrideByAnnotation: user,
 			OverrideAtAnnotation: now.UTC().Format(v1beta1.OverrideAtFormat),
 		})
+	case approvalRequested(old, sw) && decision.ApprovedBy(old.GetAnnotations()) != "":
+		// Approved already: left as it came, for the validating webhook
+		// to refuse.
+	case approvalRequested(old, sw):
+		audit := overrideAudit(old)
+		audit[OverrideApprovedByAnnotation] = user
+		audit[OverrideApprovedAtAnnotation] = now.UTC().Format(v1beta1.OverrideAtFormat)
+		setOverrideAudit(sw, audit)
 	case onlyOverrideAuditEdited(old, sw):
 	default:
 		setOverrideAudit(sw, overrideAudit(old))
@@ -58,19 +75,28 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 
 // validateOverrideAudit refuses an update that edits an override audit
 // annotation without changing the pin: the defaulting webhook
-// writes them, and leaves them edited only when nothing else changed.
+// writes them, and leaves them edited only when nothing else changed. An
+// approval's annotations are validateApproval's to check.
 func validateOverrideAudit(old, sw target.Switch) field.ErrorList {
 	oldSpec := old.SwitchSpec()
 	if pinChanged(&oldSpec, sw.SwitchSpec()) {
 		return nil
 	}
+	approval := approvalRequested(old, sw)
 	var errs field.ErrorList
 	before, after := old.GetAnnotations(), sw.GetAnnotations()
 	for _, key := range overrideAuditKeys {
+		if approval && isApprovalKey(key) {
+			continue
+		}
 		was, had := before[key]
 		is, has := after[key]
 		if had != has || was != is {
-			errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(key), overrideAuditForbidden))
+			msg := overrideAuditForbidden
+			if isApprovalKey(key) {
+				msg = approvalForbidden
+			}
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(key), msg))
 		}
 	}
 	return errs

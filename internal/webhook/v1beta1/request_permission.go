@@ -26,18 +26,18 @@ type RequestAuthorizer interface {
 	MaySendRequests(ctx context.Context, user authenticationv1.UserInfo, namespace string) (bool, error)
 }
 
-// StateCreators is the RequestAuthorizer of the manager: a
+// AccessReviews is the RequestAuthorizer of the manager: a
 // SubjectAccessReview asking whether the user may create
 // dynamicingressstates in the namespace.
-type StateCreators struct {
+type AccessReviews struct {
 	// Client creates the SubjectAccessReviews (never cached).
 	Client client.Client
 }
 
-var _ RequestAuthorizer = StateCreators{}
+var _ RequestAuthorizer = AccessReviews{}
 
 // MaySendRequests implements RequestAuthorizer.
-func (s StateCreators) MaySendRequests(ctx context.Context, user authenticationv1.UserInfo, namespace string) (bool, error) {
+func (s AccessReviews) MaySendRequests(ctx context.Context, user authenticationv1.UserInfo, namespace string) (bool, error) {
 	sar := stateCreateReview(user, namespace)
 	if err := s.Client.Create(ctx, sar); err != nil {
 		return false, fmt.Errorf("asking the API server whether %q may create dynamicingressstates in namespace %q: %w", user.Username, namespace, err)
@@ -46,9 +46,45 @@ func (s StateCreators) MaySendRequests(ctx context.Context, user authenticationv
 }
 
 // stateCreateReview is the SubjectAccessReview of user creating
-// DynamicIngressStates in namespace, with every attribute of the user the
-// admission request carries (groups and extra decide as much as the name).
+// DynamicIngressStates in namespace.
 func stateCreateReview(user authenticationv1.UserInfo, namespace string) *authorizationv1.SubjectAccessReview {
+	return accessReview(user, &authorizationv1.ResourceAttributes{
+		Namespace: namespace,
+		Verb:      "create",
+		Group:     v1beta1.GroupVersion.Group,
+		Version:   v1beta1.GroupVersion.Version,
+		Resource:  "dynamicingressstates",
+	})
+}
+
+// MayApprove implements ApprovalAuthorizer: a SubjectAccessReview asking
+// whether the user has the custom verb approve on the switch (resource,
+// its plural, in namespace, by name).
+func (s AccessReviews) MayApprove(ctx context.Context, user authenticationv1.UserInfo, resource, namespace, name string) (bool, error) {
+	sar := approveReview(user, resource, namespace, name)
+	if err := s.Client.Create(ctx, sar); err != nil {
+		return false, fmt.Errorf("asking the API server whether %q may approve %s %q in namespace %q: %w", user.Username, resource, name, namespace, err)
+	}
+	return sar.Status.Allowed, nil
+}
+
+// approveReview is the SubjectAccessReview of user approving the pin of
+// the switch name, of resource, in namespace.
+func approveReview(user authenticationv1.UserInfo, resource, namespace, name string) *authorizationv1.SubjectAccessReview {
+	return accessReview(user, &authorizationv1.ResourceAttributes{
+		Namespace: namespace,
+		Verb:      ApproveVerb,
+		Group:     v1beta1.GroupVersion.Group,
+		Version:   v1beta1.GroupVersion.Version,
+		Resource:  resource,
+		Name:      name,
+	})
+}
+
+// accessReview is the SubjectAccessReview of user doing what attributes
+// say, with every attribute of the user the admission request carries
+// (groups and extra decide as much as the name).
+func accessReview(user authenticationv1.UserInfo, attributes *authorizationv1.ResourceAttributes) *authorizationv1.SubjectAccessReview {
 	var extra map[string]authorizationv1.ExtraValue
 	if len(user.Extra) > 0 {
 		extra = make(map[string]authorizationv1.ExtraValue, len(user.Extra))
@@ -57,17 +93,11 @@ func stateCreateReview(user authenticationv1.UserInfo, namespace string) *author
 		}
 	}
 	return &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   user.Username,
-		UID:    user.UID,
-		Groups: user.Groups,
-		Extra:  extra,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace,
-			Verb:      "create",
-			Group:     v1beta1.GroupVersion.Group,
-			Version:   v1beta1.GroupVersion.Version,
-			Resource:  "dynamicingressstates",
-		},
+		User:               user.Username,
+		UID:                user.UID,
+		Groups:             user.Groups,
+		Extra:              extra,
+		ResourceAttributes: attributes,
 	}}
 }
 

@@ -147,13 +147,15 @@ func update[T client.Object](c client.Client, obj T, change func(T)) error {
 }
 
 // applyEditorRoles creates the operator's editor ClusterRoles of
-// config/rbac in the control plane, once per run.
+// config/rbac, and its override-approver role, in the control plane, once
+// per run.
 func applyEditorRoles(t *testing.T) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(controlplane.RepoRoot(), "config", "rbac", "*_editor_role.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("config/rbac/*_editor_role.yaml: %v, %d files", err, len(files))
 	}
+	files = append(files, filepath.Join(controlplane.RepoRoot(), "config", "rbac", "override_approver_role.yaml"))
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -193,6 +195,9 @@ func userClient(t *testing.T, ns, name string, roles ...string) client.Client {
 	lists := map[string]client.ObjectList{
 		"dynamicingressnotifier-editor": &v1beta1.DynamicIngressNotifierList{},
 		"dynamicingressstate-editor":    &v1beta1.DynamicIngressStateList{},
+		"dynamicingress-editor":         &v1beta1.DynamicIngressList{},
+		"dynamichttproute-editor":       &v1beta1.DynamicHTTPRouteList{},
+		"override-approver":             &v1beta1.DynamicIngressList{},
 	}
 	last, ok := lists[roles[len(roles)-1]]
 	if !ok {

@@ -17,11 +17,11 @@ import (
 func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	// Who may make the manager send requests, asked of the API server
 	// (SubjectAccessReviews are never cached).
-	requests := StateCreators{Client: mgr.GetClient()}
+	requests := AccessReviews{Client: mgr.GetClient()}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicIngress{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicIngress]{}).
 		WithValidator(SwitchValidator[*v1beta1.DynamicIngress]{Kind: target.Ingress{}, Guard: guard,
-			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress, Requests: requests}).
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicIngress, Requests: requests, Approvals: requests}).
 		Complete(); err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func SetupWebhooksWithManager(mgr ctrl.Manager, guard probe.Guard) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1beta1.DynamicHTTPRoute{}).
 		WithDefaulter(SwitchDefaulter[*v1beta1.DynamicHTTPRoute]{}).
 		WithValidator(SwitchValidator[*v1beta1.DynamicHTTPRoute]{Kind: target.HTTPRoute{}, Guard: guard,
-			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute, Requests: requests}).
+			Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Cache: mgr.GetClient(), Validate: ValidateDynamicHTTPRoute, Requests: requests, Approvals: requests}).
 		Complete(); err != nil {
 		return err
 	}
