@@ -29,7 +29,10 @@ const (
 // until, with its status.override Expired when expired says so.
 func webPin(by string, at, until time.Time, expired bool) Override {
 	o := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "sw", Mode: "Active", By: by, At: at,
-		Until: &until, Reason: "INC-1234", Follows: "killswitch"}
+		Until: &until, Reason: "INC-1234", Follows: "killswitch", Shown: true}
+	if !expired {
+		o.Phase = string(v1beta1.OverridePhaseInEffect)
+	}
 	if expired {
 		statusAt, statusUntil := metav1.NewTime(at), metav1.NewTime(until)
 		o.Expired = &v1beta1.OverrideStatus{Mode: v1beta1.ModeActive, By: by, At: &statusAt, Until: &statusUntil,
@@ -55,7 +58,7 @@ func webSent(at time.Time, expired ...time.Time) []v1beta1.DeliveredOverride {
 // hold that pin's expiry as sent, whenever the notifier looks (one that
 // was down sends it when it is back); it follows the pin's Overridden.
 func TestOverrideExpiredPending(t *testing.T) {
-	removed := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "sw", By: "bob", At: pin2At}
+	removed := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "sw", By: "bob", At: pin2At, Shown: true}
 	noUntil := webPin("alice", pin1At, pin1Until, true)
 	noUntil.Expired.Until = nil
 	tests := []struct {

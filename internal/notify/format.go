@@ -87,6 +87,12 @@ func SlackText(e Event) string {
 		if d.Until != "" {
 			text += " until " + d.Until
 		}
+		switch {
+		case d.ApprovedBy != "":
+			text += ", approved by " + d.ApprovedBy
+		case d.Phase == string(v1beta1.OverridePhasePendingApproval):
+			text += ", awaiting approval"
+		}
 		if d.Reason != "" {
 			text += ": " + d.Reason
 		}

@@ -170,8 +170,8 @@ func TestDroppedChanges(t *testing.T) {
 func TestDeliveredAdvances(t *testing.T) {
 	s := killswitch(entry(2, "503", 10, &v1beta1.FlipSummary{Followers: 1, CompletedAfter: "1s"}), entry(1, "200", 0, nil))
 	overrides := []Override{
-		{Kind: "DynamicIngress", Namespace: "shop", Name: "b", UID: "sb", Mode: "Active", By: "alice", At: t0.Add(5 * time.Second)},
-		{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "", By: "bob", At: t0.Add(5 * time.Second)},
+		{Kind: "DynamicIngress", Namespace: "shop", Name: "b", UID: "sb", Mode: "Active", By: "alice", At: t0.Add(5 * time.Second), Shown: true},
+		{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "", By: "bob", At: t0.Add(5 * time.Second), Shown: true},
 	}
 	delivered := []v1beta1.DeliveredState{{Sequence: 1, Completed: 1, Stalled: 1}}
 	var sent []v1beta1.DeliveredOverride
@@ -237,8 +237,8 @@ func TestSequenceOrderUnderReorderedTimes(t *testing.T) {
 // TestOverridesPerSwitch: an override admitted earlier but stored later
 // than one already sent is still sent; a switch's record is its own.
 func TestOverridesPerSwitch(t *testing.T) {
-	b := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "b", UID: "sb", Mode: "Active", By: "alice", At: t0.Add(10 * time.Second)}
-	a := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "Passive", By: "bob", At: t0.Add(5 * time.Second)}
+	b := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "b", UID: "sb", Mode: "Active", By: "alice", At: t0.Add(10 * time.Second), Shown: true}
+	a := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "a", UID: "sa", Mode: "Passive", By: "bob", At: t0.Add(5 * time.Second), Shown: true}
 	var sent []v1beta1.DeliveredOverride
 	events, _ := Pending(nil, nil, []Override{b}, sent, t0.Add(time.Hour), time.Minute)
 	for _, e := range events {
@@ -426,5 +426,42 @@ func TestSlackText(t *testing.T) {
 				t.Errorf("SlackText = %q\nwant        %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestOverriddenApproval: a pin's Overridden waits until the switch's
+// status shows it, then says it awaits approval; its approval is a change
+// of its own, an Overridden in effect with the approver and another id,
+// sent once.
+func TestOverriddenApproval(t *testing.T) {
+	at := t0.Add(5 * time.Second)
+	approvedAt := t0.Add(65 * time.Second)
+	pin := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "sw", Mode: "Passive", By: "alice", At: at, Reason: "INC-1"}
+	events, _ := Pending(nil, nil, []Override{pin}, nil, t0.Add(time.Hour), time.Minute)
+	if len(events) != 0 {
+		t.Fatalf("before the status shows the pin: %v, want nothing", ids(events))
+	}
+	pin.Shown, pin.Phase = true, string(v1beta1.OverridePhasePendingApproval)
+	var sent []v1beta1.DeliveredOverride
+	events, _ = Pending(nil, nil, []Override{pin}, sent, t0.Add(time.Hour), time.Minute)
+	if diff := cmp.Diff([]string{"sw/overridden/1795946405000000"}, ids(events)); diff != "" {
+		t.Fatalf("pending (-want +got):\n%s", diff)
+	}
+	if got, want := SlackText(events[0]), "DynamicIngress shop/web: overridden to Passive by alice at 2026-11-29T10:00:05.000000Z, awaiting approval: INC-1"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	Delivered(events[0], nil, &sent)
+
+	pin.Phase, pin.ApprovedBy, pin.ApprovedAt = string(v1beta1.OverridePhaseInEffect), "bob", &approvedAt
+	events, _ = Pending(nil, nil, []Override{pin}, sent, t0.Add(time.Hour), time.Minute)
+	if diff := cmp.Diff([]string{"sw/overridden/1795946465000000"}, ids(events)); diff != "" {
+		t.Fatalf("approved (-want +got):\n%s", diff)
+	}
+	if d := events[0].Data; d.Phase != "InEffect" || d.ApprovedBy != "bob" || d.At != "2026-11-29T10:00:05.000000Z" {
+		t.Errorf("approved data: phase %q, approvedBy %q, at %q", d.Phase, d.ApprovedBy, d.At)
+	}
+	Delivered(events[0], nil, &sent)
+	if events, _ = Pending(nil, nil, []Override{pin}, sent, t0.Add(time.Hour), time.Minute); len(events) != 0 {
+		t.Errorf("after the approval was delivered: %v, want nothing", ids(events))
 	}
 }

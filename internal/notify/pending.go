@@ -67,10 +67,30 @@ type Override struct {
 	// Follows names what the switch follows again once its pin ended: its
 	// state's name, or anyOf(a, b) / allOf(a, b).
 	Follows string
+	// Phase is the pin's phase as the switch's status shows it for this
+	// pin (PendingApproval or InEffect; "" for a removal). Shown is false
+	// while the status has not caught up with the pin: its Overridden
+	// waits, so that it says whether the pin awaits approval.
+	Phase string
+	Shown bool
+	// ApprovedBy and ApprovedAt are the approval annotations, for a pin
+	// that was approved: the approval is a change of its own, sent as an
+	// Overridden in effect.
+	ApprovedBy string
+	ApprovedAt *time.Time
 }
 
 // key orders and names an override change: "kind/name".
 func (o Override) key() string { return o.Kind + "/" + o.Name }
+
+// mark is the time of the switch's last override change: its approval's,
+// else its audit's. A notifier records it as delivered.
+func (o Override) mark() time.Time {
+	if o.ApprovedAt != nil {
+		return *o.ApprovedAt
+	}
+	return o.At
+}
 
 // Start is what a notifier records of a state it has not sent anything
 // about yet: the state as it is now, so that only what follows is sent
@@ -143,6 +163,11 @@ type Data struct {
 	At       string      `json:"at,omitempty"`
 	Until    string      `json:"until,omitempty"`
 	Follows  string      `json:"follows,omitempty"`
+	// Phase and ApprovedBy describe an Overridden: whether the pin
+	// awaits approval (PendingApproval) or holds (InEffect), and who
+	// approved it.
+	Phase      string `json:"phase,omitempty"`
+	ApprovedBy string `json:"approvedBy,omitempty"`
 	// Dropped counts the changes of the state that fell out of its
 	// history before they were sent.
 	Dropped int64 `json:"dropped,omitempty"`
@@ -327,11 +352,12 @@ func overridesPending(states []State, overrides []Override, sent []v1beta1.Deliv
 	for _, o := range overrides {
 		o := o
 		name := &SwitchName{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
-		if !overrideSent(o, sent) {
+		if o.Shown && !overrideSent(o, sent) {
 			e := Event{
-				Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.At.UnixMicro(), 10),
-				Time: o.At, order: o.At, Source: src, Subject: subject, StateIndex: -1, override: &o,
-				Data: Data{Switch: name, Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat), Reason: o.Reason},
+				Type: v1beta1.NotificationOverridden, ID: o.UID + "/overridden/" + strconv.FormatInt(o.mark().UnixMicro(), 10),
+				Time: o.mark(), order: o.mark(), Source: src, Subject: subject, StateIndex: -1, override: &o,
+				Data: Data{Switch: name, Override: o.Mode, By: o.By, At: o.At.UTC().Format(v1beta1.OverrideAtFormat), Reason: o.Reason,
+					Phase: o.Phase, ApprovedBy: o.ApprovedBy},
 			}
 			if o.Until != nil && o.Mode != "" {
 				e.Data.Until = o.Until.UTC().Format(time.RFC3339)
@@ -405,7 +431,7 @@ func sameExpiry(a, b *v1beta1.DeliveredExpiry) bool {
 func overrideSent(o Override, sent []v1beta1.DeliveredOverride) bool {
 	for _, d := range sent {
 		if d.Switch == o.key() {
-			return d.At.Time.Equal(o.At)
+			return d.At.Time.Equal(o.mark())
 		}
 	}
 	return false
@@ -457,10 +483,10 @@ func findOverride(sent []v1beta1.DeliveredOverride, key string) (int, bool) {
 func recordOverride(sent []v1beta1.DeliveredOverride, o Override) []v1beta1.DeliveredOverride {
 	i, found := findOverride(sent, o.key())
 	if found {
-		sent[i].At = metav1.NewMicroTime(o.At)
+		sent[i].At = metav1.NewMicroTime(o.mark())
 		return sent
 	}
-	return slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)})
+	return slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.mark())})
 }
 
 // recordExpiry is sent with x as the expired pin of o's switch whose
@@ -470,7 +496,7 @@ func recordOverride(sent []v1beta1.DeliveredOverride, o Override) []v1beta1.Deli
 func recordExpiry(sent []v1beta1.DeliveredOverride, o Override, x *v1beta1.DeliveredExpiry) []v1beta1.DeliveredOverride {
 	i, found := findOverride(sent, o.key())
 	if !found {
-		sent = slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.At)})
+		sent = slices.Insert(sent, i, v1beta1.DeliveredOverride{Switch: o.key(), At: metav1.NewMicroTime(o.mark())})
 	}
 	sent[i].Expired = x
 	return sent

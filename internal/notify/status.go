@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 )
 
 // The backoff of a notification the sink did not take (docs/notifications.md).
@@ -122,7 +123,29 @@ func OverrideOf(kind string, sw metav1.Object, spec v1beta1.SwitchSpec, pin *v1b
 	if expiryOf(pin) != nil {
 		o.Expired = pin.DeepCopy()
 	}
+	o.Shown, o.Phase = pinShown(o, pin)
+	if by := decision.ApprovedBy(sw.GetAnnotations()); by != "" && o.Mode != "" {
+		approvedAt, _ := time.Parse(v1beta1.OverrideAtFormat, sw.GetAnnotations()[v1beta1.OverrideApprovedAtAnnotation])
+		o.ApprovedBy, o.ApprovedAt = by, &approvedAt
+	}
 	return o, true
+}
+
+// pinShown says whether the switch's status.override (pin) shows the pin
+// of the audit o, and its phase then: a removal needs no status; a pin
+// whose status is still another pin's (or none) is not shown yet.
+func pinShown(o Override, pin *v1beta1.OverrideStatus) (bool, string) {
+	if o.Mode == "" {
+		return true, ""
+	}
+	if pin == nil || string(pin.Mode) != o.Mode || pin.At == nil || pin.At.Unix() != o.At.Unix() {
+		return false, ""
+	}
+	if pin.Phase == v1beta1.OverridePhaseExpired {
+		// Ended before the notifier saw it: whether it held is not told.
+		return true, ""
+	}
+	return true, string(pin.Phase)
 }
 
 // Follows names what a switch follows: its state's name, or

@@ -64,10 +64,12 @@ func TestOverrideOf(t *testing.T) {
 	until := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	spec := v1beta1.SwitchSpec{State: v1beta1.StateReference{Kind: v1beta1.StateKindNamespaced, Name: "killswitch"},
 		Override: v1beta1.ModePassive, OverrideUntil: &until, OverrideReason: "INC-1234"}
-	inEffect := &v1beta1.OverrideStatus{Mode: v1beta1.ModePassive, Until: &until, Phase: v1beta1.OverridePhaseInEffect}
+	statusAt := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	inEffect := &v1beta1.OverrideStatus{Mode: v1beta1.ModePassive, At: &statusAt, Until: &until, Phase: v1beta1.OverridePhaseInEffect}
 	got, ok := OverrideOf("DynamicIngress", sw, spec, inEffect)
 	want := Override{Kind: "DynamicIngress", Namespace: "shop", Name: "web", UID: "u", Mode: "Passive", By: "alice",
-		At: time.Date(2026, 11, 29, 10, 0, 0, 123456000, time.UTC), Until: &until.Time, Reason: "INC-1234", Follows: "killswitch"}
+		At: time.Date(2026, 11, 29, 10, 0, 0, 123456000, time.UTC), Until: &until.Time, Reason: "INC-1234", Follows: "killswitch",
+		Shown: true, Phase: "InEffect"}
 	if !ok || !cmp.Equal(want, got) {
 		t.Errorf("OverrideOf = %+v, %v; want %+v", got, ok, want)
 	}
