@@ -501,6 +501,51 @@ func newOverrideCommand(o *options) *cobra.Command {
 	return cmd
 }
 
+// newApproveCommand is `kubectl dynamic approve KIND/NAME`: a second
+// person approves a pin that waits for approval (docs/kubectl-dynamic.md).
+func newApproveCommand(o *options) *cobra.Command {
+	var output *outputFlags
+	cmd := &cobra.Command{
+		Use:   "approve KIND/NAME",
+		Short: "Approve the pending pin of a switch, as a second person: it takes effect, and the line says what now holds",
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return o.completeOverride(cmd, args, toComplete)
+		},
+		Args: exactArgs(1, "KIND/NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			kindName, name, ok := strings.Cut(args[0], "/")
+			if !ok || name == "" {
+				return &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", args[0])}
+			}
+			c, ns, kinds, err := o.connectKinds()
+			if err != nil {
+				return err
+			}
+			kind, err := plugin.KindOf(kinds, kindName)
+			if err != nil {
+				return err
+			}
+			result, err := plugin.Approve(cmd.Context(), c, kind, ns, name, time.Now())
+			if err != nil {
+				return err
+			}
+			if output.requested() {
+				return output.print(o, result, []plugin.ObjectName{{Kind: result.Kind, Namespace: ns, Name: result.Name}})
+			}
+			_, err = fmt.Fprintln(o.streams.Out, result.String())
+			return err
+		},
+	}
+	output = addOutputFlags(cmd)
+	return cmd
+}
+
 // state reads a state argument through the RESTMapper, as kubectl reads
 // TYPE/NAME.
 func (o *options) state(arg string) (v1beta1.StateReference, error) {

@@ -1,7 +1,7 @@
 // Command kubectl-dynamic is the kubectl plugin of dynamic-ingress-operator
-// (docs/kubectl-dynamic.md): `kubectl dynamic status|preview|wait|override|history`
+// (docs/kubectl-dynamic.md): `kubectl dynamic status|preview|wait|override|approve|history`
 // show a state's switches, what a response would change, wait for a flip to
-// be in place, pin a switch, and show a state's last response changes. It reads the cluster as the user's
+// be in place, pin a switch, approve another's pin, and show a state's last response changes. It reads the cluster as the user's
 // kubeconfig allows and writes only where a command says so. The decisions
 // it shows are the manager's own (package decision); this is wiring only.
 package main
@@ -141,8 +141,8 @@ func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `kubectl dynamic answers what an on-call engineer asks before and after a flip:
 which switches follow a state and whether their targets are in shape (status),
 what a response would change (preview), when a flip is in place (wait), what
-a state answered when and why (history), and pins a switch to a mode
-(override). Docs: docs/kubectl-dynamic.md.`,
+a state answered when and why (history), pins a switch to a mode
+(override) and approves another person's pin (approve). Docs: docs/kubectl-dynamic.md.`,
 		Version:       version.String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -164,7 +164,7 @@ a state answered when and why (history), and pins a switch to a mode
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false,
 		"List states, and the followers of a cluster state, in every namespace (needs list across namespaces)")
-	root.AddCommand(newStatusCommand(o), newPreviewCommand(o), newWaitCommand(o), newOverrideCommand(o), newHistoryCommand(o))
+	root.AddCommand(newStatusCommand(o), newPreviewCommand(o), newWaitCommand(o), newOverrideCommand(o), newApproveCommand(o), newHistoryCommand(o))
 	return root
 }
 

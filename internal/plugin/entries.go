@@ -175,7 +175,7 @@ func (it Item) decisionEntries(state *v1beta1.DynamicIngressState) []decision.En
 // (nil when there is none to follow), and for a list each entry's verdict:
 // decision.Decide, or decision.DecideOf over every entry.
 func (it Item) decide(state *v1beta1.DynamicIngressState, now time.Time) (metav1.Condition, []v1beta1.EntryStatus) {
-	sw := decided(it.Switch, now)
+	sw := decided(it.Switch, it.pinPolicy(state), now)
 	if it.Entries == nil {
 		return decision.Decide(it.Kind, sw, state, it.Live), nil
 	}

@@ -161,6 +161,9 @@ func (r OverrideResult) pins() string {
 	if p.Reason != "" {
 		line += fmt.Sprintf(", reason %q", p.Reason)
 	}
+	if p.Phase == v1beta1.OverridePhasePendingApproval {
+		line += "; it awaits approval by a second person (kubectl dynamic approve), and the switch follows its state until then"
+	}
 	return line
 }
 
@@ -199,7 +202,8 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 	if now.IsZero() {
 		now = time.Now()
 	}
-	pin := pinAt(sw, now)
+	policy := followedPolicy(ctx, c, sw)
+	pin := pinAt(sw, policy, now)
 	result := OverrideResult{Kind: kind.SwitchKind(), Name: name, Override: overrideName(mode), DryRun: opts.DryRun, Pin: pinReport(pin, now)}
 	if result.Pin != nil && opts.DryRun == "client" {
 		// The audit annotations are the webhook's, which saw nothing.
@@ -209,7 +213,7 @@ func Override(ctx context.Context, c client.Client, kind target.Kind, ns, name s
 		// The mode is the state's: the pin does not hold.
 		mode = ""
 	}
-	sw = decided(sw, now)
+	sw = decided(sw, policy, now)
 	if sw.SwitchSpec().Combination() != v1beta1.CombinationSingle {
 		return overrideList(ctx, c, kind, sw, mode, result), nil
 	}

@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
@@ -76,6 +78,8 @@ type PinReport struct {
 	// Until is when the pin ends (RFC 3339), absent when it has no end.
 	Until  *string `json:"until,omitempty"`
 	Reason string  `json:"reason,omitempty"`
+	// ApprovedBy is who approved the pin, for a pin that needed approval.
+	ApprovedBy string `json:"approvedBy,omitempty"`
 	// Phase is InEffect, Expired or PendingApproval.
 	Phase v1beta1.OverridePhase `json:"phase"`
 	// Left is how long an in-effect pin with an end has to run; Ago how
@@ -90,14 +94,15 @@ type PinReport struct {
 // (decision.PinOf). The phase is the clock's: a pin whose until has passed
 // is Expired, whether or not the manager has written so yet, as the mode
 // the plugin decides does.
-func pinAt(sw target.Switch, now time.Time) *v1beta1.OverrideStatus {
+func pinAt(sw target.Switch, policy decision.PinPolicy, now time.Time) *v1beta1.OverrideStatus {
 	spec := sw.SwitchSpec()
 	if spec.Override == "" {
 		return nil
 	}
 	pin := sw.SwitchStatus().Override
-	if pin == nil || pin.Mode != spec.Override || pin.Reason != spec.OverrideReason || !sameTime(pin.Until, spec.OverrideUntil) {
-		pin = decision.PinOf(sw, now).Status
+	if pin == nil || pin.Mode != spec.Override || pin.Reason != spec.OverrideReason || !sameTime(pin.Until, spec.OverrideUntil) ||
+		pin.Phase == v1beta1.OverridePhasePendingApproval && decision.ApprovedBy(sw.GetAnnotations()) != "" {
+		pin = decision.PinOf(sw, policy, now).Status
 	}
 	pin = pin.DeepCopy()
 	if pin.Until != nil && !now.Before(pin.Until.Time) {
@@ -115,10 +120,49 @@ func sameTime(a, b *metav1.Time) bool {
 	return a.Unix() == b.Unix()
 }
 
+// followedPolicy is the override policy of the states sw follows that
+// the user may read (decision.MergePolicies): a state that is missing, or
+// that the user may not read, adds nothing.
+func followedPolicy(ctx context.Context, c client.Reader, sw target.Switch) decision.PinPolicy {
+	var policies []decision.NamedPolicy
+	for _, e := range sw.SwitchSpec().Entries() {
+		var state interface {
+			client.Object
+			StateView() *v1beta1.DynamicIngressState
+		} = &v1beta1.DynamicIngressState{}
+		key := client.ObjectKey{Namespace: sw.GetNamespace(), Name: e.State.Name}
+		if e.State.IsCluster() {
+			state, key = &v1beta1.ClusterDynamicIngressState{}, client.ObjectKey{Name: e.State.Name}
+		}
+		if c.Get(ctx, key, state) == nil {
+			policies = append(policies, decision.NamedPolicy{State: e.State.String(), Policy: state.StateView().Spec.OverridePolicy})
+		}
+	}
+	return decision.MergePolicies(policies)
+}
+
+// pinPolicy is the override policy of the item's states, with state as
+// the snapshot's own.
+func (it Item) pinPolicy(state *v1beta1.DynamicIngressState) decision.PinPolicy {
+	if it.Entries == nil {
+		if state == nil {
+			return decision.PinPolicy{}
+		}
+		return decision.MergePolicies([]decision.NamedPolicy{{State: it.Switch.SwitchSpec().State.String(), Policy: state.Spec.OverridePolicy}})
+	}
+	var policies []decision.NamedPolicy
+	for i, e := range it.decisionEntries(state) {
+		if e.State != nil {
+			policies = append(policies, decision.NamedPolicy{State: it.Entries[i].Ref.String(), Policy: e.State.Spec.OverridePolicy})
+		}
+	}
+	return decision.MergePolicies(policies)
+}
+
 // decided is sw as the operator decides it at now: without its pin when
 // the pin does not hold (it ended, or waits for approval).
-func decided(sw target.Switch, now time.Time) target.Switch {
-	if pin := pinAt(sw, now); pin != nil && pin.Phase != v1beta1.OverridePhaseInEffect {
+func decided(sw target.Switch, policy decision.PinPolicy, now time.Time) target.Switch {
+	if pin := pinAt(sw, policy, now); pin != nil && pin.Phase != v1beta1.OverridePhaseInEffect {
 		return decision.Unpinned(sw)
 	}
 	return sw
@@ -129,7 +173,7 @@ func pinReport(pin *v1beta1.OverrideStatus, now time.Time) *PinReport {
 	if pin == nil {
 		return nil
 	}
-	out := &PinReport{Mode: pin.Mode, By: pin.By, At: rfc3339(pin.At), Until: rfc3339(pin.Until), Reason: pin.Reason, Phase: pin.Phase}
+	out := &PinReport{Mode: pin.Mode, By: pin.By, At: rfc3339(pin.At), Until: rfc3339(pin.Until), Reason: pin.Reason, ApprovedBy: pin.ApprovedBy, Phase: pin.Phase}
 	if pin.Until != nil {
 		switch pin.Phase {
 		case v1beta1.OverridePhaseInEffect:
@@ -170,7 +214,7 @@ func (p *PinReport) Column() string {
 // Line says what the pin is, for the lines under status's table:
 // `active pinned by alice until 2026-12-02T03:00:00Z (in 1h59m): INC-1234`,
 // `active pinned by alice ended at 2026-12-02T01:00:00Z (expired 5m ago):
-// INC-1200`, `passive pinned by bob with no end`.
+// INC-1200`, `passive pinned by bob with no end, approved by carol`.
 func (p *PinReport) Line() string {
 	var b strings.Builder
 	b.WriteString(overrideName(p.Mode) + " pinned")
@@ -189,6 +233,9 @@ func (p *PinReport) Line() string {
 	}
 	if p.Phase == v1beta1.OverridePhasePendingApproval {
 		b.WriteString(", pending approval")
+	}
+	if p.ApprovedBy != "" {
+		b.WriteString(", approved by " + p.ApprovedBy)
 	}
 	if p.Reason != "" {
 		b.WriteString(": " + p.Reason)

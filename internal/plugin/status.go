@@ -206,7 +206,7 @@ func switchReport(item Item, state *v1beta1.DynamicIngressState, cluster bool, n
 	}
 	key := target.Key(sw)
 	out := SwitchReport{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Target: key.String(),
-		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override), Pin: pinReport(pinAt(sw, now), now)}
+		Mode: decision.ModeName(active), InShape: inShape, Override: overrideName(sw.SwitchSpec().Override), Pin: pinReport(pinAt(sw, item.pinPolicy(state), now), now)}
 	out.Synced, out.Reason, out.Message = StatusShows(sw, active)
 	out.Served, out.ServedMessage = ServedOf(sw, active)
 	if cluster {
