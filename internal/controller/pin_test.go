@@ -151,3 +151,27 @@ func TestPinAwaitingApproval(t *testing.T) {
 	g.Expect(di.Status.Override.ApprovedBy).To(Equal("bob"))
 	eventually(t, conditionOf(di, v1beta1.ConditionActive)).Should(Equal("False/Overridden"))
 }
+
+// TestPinInEffectBeforeAnApprovalPolicy: an approval policy added after a
+// pin took effect does not end the pin (as any policy added later): the
+// Ready message names the approval it lacks.
+func TestPinInEffectBeforeAnApprovalPolicy(t *testing.T) {
+	ns := newNamespace(t)
+	state := builders.FixedState(ns, "killswitch", "503", "").Obj()
+	di := builders.DynamicIngress(ns, "web").State("killswitch").ExpectCode("503").Override(v1beta1.ModePassive).
+		Passive(builders.IngressTo("www.example.com", "web")).Active(builders.IngressTo("www.example.com", "sorry")).Obj()
+	di.Annotations = map[string]string{v1beta1.OverrideByAnnotation: "alice",
+		v1beta1.OverrideAtAnnotation: time.Now().UTC().Format(v1beta1.OverrideAtFormat)}
+	create(t, state, di)
+	eventually(t, backendOf(t, ns, "web")).Should(Equal("web"))
+	eventually(t, pinOf(di)).Should(Equal("Passive InEffect"))
+
+	edit(t, state, func(s *v1beta1.DynamicIngressState) {
+		s.Spec.OverridePolicy = &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModePassive}}}
+	})
+	eventually(t, conditionMessage(di, v1beta1.ConditionReady)).Should(Equal(`The pin, made before the policy, breaks it and stays in effect: ` +
+		`DynamicIngressState "killswitch" has overridePolicy.approval for Passive: a pin to Passive mode needs a second person's approval`))
+	g := NewWithT(t)
+	g.Expect(backendOf(t, ns, "web")()).To(Equal("web"))
+	g.Expect(pinOf(di)()).To(Equal("Passive InEffect"))
+}

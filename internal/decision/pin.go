@@ -21,6 +21,41 @@ type Pin struct {
 	// AwaitsApprovalOf names the state whose override policy the pending
 	// pin waits for approval under; "" unless PendingApproval.
 	AwaitsApprovalOf string
+	// Grandfathered names the state whose policy asks for an approval the
+	// pin, in effect before it did, does not have (KeepInEffect).
+	Grandfathered string
+}
+
+// KeepInEffect is pin as it holds for a switch whose status (shown, its
+// status.override) says the same pin was in effect already: a pin made
+// before a followed state's policy asked for approval stays in effect,
+// as a pin made before any policy does (the Ready message names the
+// policy it breaks: Grandfathered). Any other pin is returned as it is.
+func KeepInEffect(pin Pin, shown *v1beta1.OverrideStatus) Pin {
+	if pin.Status == nil || pin.Status.Phase != v1beta1.OverridePhasePendingApproval || !samePin(pin.Status, shown) ||
+		shown.Phase != v1beta1.OverridePhaseInEffect {
+		return pin
+	}
+	status := *pin.Status
+	status.Phase, status.Summary = v1beta1.OverridePhaseInEffect, pinSummary(status.Mode, v1beta1.OverridePhaseInEffect)
+	pin.Status, pin.Grandfathered, pin.AwaitsApprovalOf = &status, pin.AwaitsApprovalOf, ""
+	return pin
+}
+
+// samePin says whether a and b are the status of the same pin: its mode,
+// when it was set, its end and its reason (times to the second, as the
+// status keeps them).
+func samePin(a, b *v1beta1.OverrideStatus) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	second := func(t *metav1.Time) int64 {
+		if t == nil {
+			return -1
+		}
+		return t.Unix()
+	}
+	return a.Mode == b.Mode && a.Reason == b.Reason && a.By == b.By && second(a.At) == second(b.At) && second(a.Until) == second(b.Until)
 }
 
 // ApprovedBy is the approver the override-approved-by annotation names:

@@ -121,3 +121,41 @@ func TestPinOfApproval(t *testing.T) {
 		})
 	}
 }
+
+func TestKeepInEffect(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 2, 2, 59, 0, 0, time.UTC))
+	pending := Pin{Status: &v1beta1.OverrideStatus{Mode: v1beta1.ModePassive, By: "alice", At: &at, Reason: "INC-1",
+		Phase: v1beta1.OverridePhasePendingApproval, Summary: "Passive (PendingApproval)"}, AwaitsApprovalOf: "s"}
+	shown := func(change func(*v1beta1.OverrideStatus)) *v1beta1.OverrideStatus {
+		s := pending.Status.DeepCopy()
+		s.Phase, s.Summary = v1beta1.OverridePhaseInEffect, "Passive"
+		if change != nil {
+			change(s)
+		}
+		return s
+	}
+	tests := []struct {
+		name  string
+		shown *v1beta1.OverrideStatus
+		keep  bool
+	}{
+		{name: "no status yet: it waits", shown: nil},
+		{name: "the same pin was in effect: it stays", shown: shown(nil), keep: true},
+		{name: "the same pin was pending", shown: shown(func(s *v1beta1.OverrideStatus) { s.Phase = v1beta1.OverridePhasePendingApproval })},
+		{name: "another reason", shown: shown(func(s *v1beta1.OverrideStatus) { s.Reason = "INC-2" })},
+		{name: "set again later", shown: shown(func(s *v1beta1.OverrideStatus) { s.At = &metav1.Time{Time: at.Add(-time.Second)} })},
+		{name: "another end", shown: shown(func(s *v1beta1.OverrideStatus) { s.Until = &at })},
+		{name: "another mode", shown: shown(func(s *v1beta1.OverrideStatus) { s.Mode = v1beta1.ModeActive })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := KeepInEffect(pending, tt.shown)
+			if got.Holds() != tt.keep || (got.Grandfathered == "s") != tt.keep || (got.AwaitsApproval() == "") != tt.keep {
+				t.Errorf("KeepInEffect = holds %t, grandfathered %q, awaits %q; want kept %t", got.Holds(), got.Grandfathered, got.AwaitsApproval(), tt.keep)
+			}
+		})
+	}
+	if pending.Status.Phase != v1beta1.OverridePhasePendingApproval {
+		t.Error("KeepInEffect changed the pin it was given")
+	}
+}

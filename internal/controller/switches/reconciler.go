@@ -181,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// A pin that waits for approval under a followed state's policy does
 	// not hold either (docs/behaviour.md, "Approval").
 	policy := pinPolicy(sw.SwitchSpec(), f)
-	pin := decision.PinOf(sw, policy, r.Clock.Now())
+	pin := decision.KeepInEffect(decision.PinOf(sw, policy, r.Clock.Now()), sw.SwitchStatus().Override)
 	decided := target.Switch(sw)
 	if pin.Status != nil && !pin.Holds() {
 		decided = decision.Unpinned(sw)

@@ -57,6 +57,9 @@ func pinBreaks(spec v1beta1.SwitchSpec, policy decision.PinPolicy, pin decision.
 			out = append(out, msg)
 		}
 	}
+	if pin.Grandfathered != "" {
+		out = append(out, fmt.Sprintf("%s has overridePolicy.approval for %s: a pin to %s mode needs a second person's approval", pin.Grandfathered, spec.Override, spec.Override))
+	}
 	if len(out) == 0 {
 		return ""
 	}
