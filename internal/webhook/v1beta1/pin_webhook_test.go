@@ -155,3 +155,50 @@ func TestPinPolicyAdmission(t *testing.T) {
 		t.Errorf("an edit of a switch whose pin predates the policy: %v", err)
 	}
 }
+
+// TestOverridePolicyAdmission: a state's overridePolicy out of its bounds
+// is refused through the API server with the field named: maxDuration
+// outside 1m-720h, approval.modes empty or with an unknown mode, on both
+// state kinds.
+func TestOverridePolicyAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	withPolicy := func(name string, policy v1beta1.OverridePolicy) client.Object {
+		s := builders.FixedState(ns, name, "200", "").Obj()
+		s.Spec.OverridePolicy = &policy
+		return s
+	}
+	cluster := &v1beta1.ClusterDynamicIngressState{}
+	cluster.Name = ns + "-cluster"
+	cluster.Spec.FixedResponse = &v1beta1.FixedResponse{Status: "200"}
+	cluster.Spec.Followers.Namespaces.From = v1beta1.NamespacesFromAll
+	cluster.Spec.OverridePolicy = &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{"Live"}}}
+	tests := []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"maxDuration under 1m", withPolicy("short", v1beta1.OverridePolicy{MaxDuration: &metav1.Duration{Duration: 30 * time.Second}}),
+			`DynamicIngressState.ingress.dynamicingress.io "short" is invalid: spec.overridePolicy.maxDuration: Invalid value: "30s": must be at least 1m and at most 720h`},
+		{"maxDuration over 720h", withPolicy("long", v1beta1.OverridePolicy{MaxDuration: &metav1.Duration{Duration: 721 * time.Hour}}),
+			`DynamicIngressState.ingress.dynamicingress.io "long" is invalid: spec.overridePolicy.maxDuration: Invalid value: "721h0m0s": must be at least 1m and at most 720h`},
+		{"no approval mode", withPolicy("none", v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{}}}),
+			`DynamicIngressState.ingress.dynamicingress.io "none" is invalid: spec.overridePolicy.approval.modes: Invalid value: 0: spec.overridePolicy.approval.modes in body should have at least 1 items`},
+		{"an unknown mode, on a cluster state", cluster, `ClusterDynamicIngressState.ingress.dynamicingress.io "` + cluster.Name + `" is invalid: [` +
+			`spec.overridePolicy.approval.modes[0]: Unsupported value: "Live": supported values: "Active", "Passive", ` +
+			`<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`},
+		{"within bounds", withPolicy("fine", v1beta1.OverridePolicy{MaxDuration: &metav1.Duration{Duration: 4 * time.Hour}, RequireReason: true,
+			Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModePassive, v1beta1.ModeActive}}}), "<nil>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, tt.obj)
+			got := "<nil>"
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
