@@ -40,11 +40,15 @@ const (
 	// PinEventExpired is a pin's end passed (status.override.until, once
 	// its phase is Expired): its switch follows its state again.
 	PinEventExpired = "PinExpired"
+	// PinEventApproved is a pin approved by a second person
+	// (status.override.approvedBy, at the override-approved-at
+	// annotation's time).
+	PinEventApproved = "PinApproved"
 )
 
 // PinEvent is a pin of a follower of the state, or its end.
 type PinEvent struct {
-	// Event is Pinned or PinExpired.
+	// Event is Pinned, PinApproved or PinExpired.
 	Event string      `json:"event"`
 	Time  metav1.Time `json:"time"`
 	// Kind and Name name the switch; Namespace is its, for the followers
@@ -56,10 +60,13 @@ type PinEvent struct {
 	By        string       `json:"by,omitempty"`
 	Until     *metav1.Time `json:"until,omitempty"`
 	Reason    string       `json:"reason,omitempty"`
+	// ApprovedBy is who approved the pin, for a pin that needed approval.
+	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
 // pinEvents are the events of the pins of items as their status.override
 // has them, newest first: Pinned at its at (none when it is not known),
+// PinApproved at its approval's time for a pin a second person approved,
 // and PinExpired at its until once its phase is Expired. A pin removed
 // leaves its status.override, and so no event. cluster says the items
 // follow a cluster state, and are named with their namespace.
@@ -71,7 +78,8 @@ func pinEvents(items []Item, cluster bool) []PinEvent {
 		if pin == nil {
 			continue
 		}
-		event := PinEvent{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Mode: pin.Mode, By: pin.By, Until: pin.Until, Reason: pin.Reason}
+		event := PinEvent{Kind: item.Kind.SwitchKind(), Name: sw.GetName(), Mode: pin.Mode, By: pin.By, Until: pin.Until, Reason: pin.Reason,
+			ApprovedBy: pin.ApprovedBy}
 		if cluster {
 			event.Namespace = sw.GetNamespace()
 		}
@@ -79,6 +87,11 @@ func pinEvents(items []Item, cluster bool) []PinEvent {
 			pinned := event
 			pinned.Event, pinned.Time = PinEventPinned, *pin.At
 			out = append(out, pinned)
+		}
+		if at, err := time.Parse(v1beta1.OverrideAtFormat, sw.GetAnnotations()[v1beta1.OverrideApprovedAtAnnotation]); err == nil && pin.ApprovedBy != "" {
+			approved := event
+			approved.Event, approved.Time = PinEventApproved, metav1.NewTime(at).Rfc3339Copy()
+			out = append(out, approved)
 		}
 		if pin.Phase == v1beta1.OverridePhaseExpired && pin.Until != nil {
 			expired := event
@@ -259,6 +272,8 @@ func PinRow(p PinEvent) []string {
 	switch {
 	case p.Event == PinEventExpired:
 		pin = fmt.Sprintf("%s %s: %s pin%s ended", p.Kind, name, overrideName(p.Mode), by)
+	case p.Event == PinEventApproved:
+		pin = fmt.Sprintf("%s %s: %s pin%s approved by %s", p.Kind, name, overrideName(p.Mode), by, p.ApprovedBy)
 	case p.Until != nil:
 		pin += " until " + p.Until.UTC().Format(time.RFC3339)
 	default:

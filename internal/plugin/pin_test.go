@@ -479,3 +479,64 @@ func TestPinLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOfApprovals: under a state whose policy needs approval for
+// Passive, status shows a pin waiting for approval as pending, with the
+// switch following its state, also before the manager wrote its status;
+// an approved pin holds and names its approver, also when the approval is
+// newer than the status; history shows the approval at its time.
+func TestStatusOfApprovals(t *testing.T) {
+	state := fixedState("503", "")
+	state.Spec.OverridePolicy = &v1beta1.OverridePolicy{Approval: &v1beta1.OverrideApproval{Modes: []v1beta1.Mode{v1beta1.ModePassive}}}
+	pinPassive := func(name string) *v1beta1.DynamicIngress {
+		return audited(switchFor(name, func(w *builders.DynamicIngressWrapper) {
+			w.Override(v1beta1.ModePassive).OverrideUntil(pinNow.Add(time.Hour)).OverrideReason("INC-9")
+		}, ""))
+	}
+	approve := func(sw *v1beta1.DynamicIngress) *v1beta1.DynamicIngress {
+		sw.Annotations[v1beta1.OverrideApprovedByAnnotation] = "carol"
+		sw.Annotations[v1beta1.OverrideApprovedAtAnnotation] = "2026-12-02T00:30:00.000000Z"
+		return sw
+	}
+	setAt := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	objs := []client.Object{state,
+		// The manager has not written status.override yet.
+		pinPassive("fresh"),
+		withPinStatus(pinPassive("waiting"), "bob", setAt, v1beta1.OverridePhasePendingApproval),
+		// Approved a moment ago: the status still says pending.
+		approve(withPinStatus(pinPassive("approved"), "bob", setAt, v1beta1.OverridePhasePendingApproval)),
+	}
+	c := fakeCluster(t, nil, objs...)
+	_, report, err := StatusOfStateAt(context.Background(), c, []target.Kind{target.Ingress{}}, ns, namespaced("flag"), pinNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Name, Mode, Column, Line string }
+	var got []row
+	for _, sw := range report.Switches {
+		got = append(got, row{sw.Name, sw.Mode, sw.OverrideColumn(), sw.PinLine()})
+	}
+	want := []row{
+		{"approved", "passive", "passive", `DynamicIngress "approved": passive pinned by bob until 2026-12-02T02:00:00Z (in 1h), approved by carol: INC-9`},
+		{"fresh", "active", "passive (pending approval)", `DynamicIngress "fresh": passive pinned by bob until 2026-12-02T02:00:00Z, pending approval: INC-9`},
+		{"waiting", "active", "passive (pending approval)", `DynamicIngress "waiting": passive pinned by bob until 2026-12-02T02:00:00Z, pending approval: INC-9`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	approved := approve(withPinStatus(pinPassive("approved"), "bob", setAt, v1beta1.OverridePhaseInEffect))
+	approved.Status.Override.ApprovedBy = "carol"
+	history, err := HistoryOf(context.Background(), fakeCluster(t, nil, state, approved), []target.Kind{target.Ingress{}}, ns, namespaced("flag"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows := history.Table()
+	wantRows := [][]string{
+		{"-", "2026-12-02T00:30:00Z", "-", "PinApproved", "-", "-", `DynamicIngress "approved": passive pin by bob approved by carol: INC-9`},
+		{"-", "2026-12-02T00:00:00Z", "-", "Pinned", "-", "-", `DynamicIngress "approved": passive pinned by bob until 2026-12-02T02:00:00Z: INC-9`},
+	}
+	if diff := cmp.Diff(wantRows, rows); diff != "" {
+		t.Errorf("history rows (-want +got):\n%s", diff)
+	}
+}
