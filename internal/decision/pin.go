@@ -120,7 +120,8 @@ func PinOf(sw target.Switch, policy PinPolicy, now time.Time) Pin {
 	}
 	status := &v1beta1.OverrideStatus{Mode: spec.Override, By: annotations[v1beta1.OverrideByAnnotation],
 		Until: spec.OverrideUntil, Reason: spec.OverrideReason, Phase: phase, Summary: pinSummary(spec.Override, phase)}
-	if needsApproval {
+	if phase != v1beta1.OverridePhasePendingApproval {
+		// Approved: said also when the policy no longer asks for it.
 		status.ApprovedBy = approvedBy
 	}
 

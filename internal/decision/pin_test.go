@@ -104,7 +104,8 @@ func TestPinOfApproval(t *testing.T) {
 		{name: "an approver without a time: not approved", mode: v1beta1.ModePassive, policy: needs,
 			annotations: map[string]string{v1beta1.OverrideByAnnotation: "alice", v1beta1.OverrideApprovedByAnnotation: "bob"},
 			wantPhase:   v1beta1.OverridePhasePendingApproval, wantAwaits: `the pin to Passive mode by alice awaits approval (overridePolicy.approval of DynamicIngressState "killswitch")`},
-		{name: "the approval needed no more: in effect, approver kept", mode: v1beta1.ModePassive, annotations: approved("bob"), wantPhase: v1beta1.OverridePhaseInEffect},
+		{name: "the approval needed no more: in effect, approver kept", mode: v1beta1.ModePassive, annotations: approved("bob"), wantPhase: v1beta1.OverridePhaseInEffect,
+			wantBy: "bob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

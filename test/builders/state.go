@@ -137,3 +137,29 @@ func (w *StateWrapper) Window(win v1beta1.ScheduleWindow) *StateWrapper {
 	s.Windows = append(s.Windows, win)
 	return w
 }
+
+// overridePolicy is the state's overridePolicy, made on first use.
+func (w *StateWrapper) overridePolicy() *v1beta1.OverridePolicy {
+	if w.Spec.OverridePolicy == nil {
+		w.Spec.OverridePolicy = &v1beta1.OverridePolicy{}
+	}
+	return w.Spec.OverridePolicy
+}
+
+// MaxPin sets overridePolicy.maxDuration.
+func (w *StateWrapper) MaxPin(d time.Duration) *StateWrapper {
+	w.overridePolicy().MaxDuration = &metav1.Duration{Duration: d}
+	return w
+}
+
+// RequireReason sets overridePolicy.requireReason.
+func (w *StateWrapper) RequireReason() *StateWrapper {
+	w.overridePolicy().RequireReason = true
+	return w
+}
+
+// ApprovalFor sets overridePolicy.approval.modes.
+func (w *StateWrapper) ApprovalFor(modes ...v1beta1.Mode) *StateWrapper {
+	w.overridePolicy().Approval = &v1beta1.OverrideApproval{Modes: modes}
+	return w
+}
