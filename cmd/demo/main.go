@@ -378,7 +378,10 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := appDown(k, traffic); err != nil {
 		return err
 	}
-	return pinThatEnds(k, traffic)
+	if err := pinThatEnds(k, traffic); err != nil {
+		return err
+	}
+	return pinNeedsApproval(k, traffic)
 }
 
 // requestPermission shows that a user who may edit switches but not create

@@ -82,7 +82,8 @@ type PinReport struct {
 	ApprovedBy string `json:"approvedBy,omitempty"`
 	// Phase is InEffect, Expired or PendingApproval.
 	Phase v1beta1.OverridePhase `json:"phase"`
-	// Left is how long an in-effect pin with an end has to run; Ago how
+	// Left is how long a pin with an end, in effect or awaiting approval,
+	// has to run; Ago how
 	// long ago an expired one ended (both as "1h59m").
 	Left string `json:"left,omitempty"`
 	Ago  string `json:"ago,omitempty"`
@@ -176,7 +177,7 @@ func pinReport(pin *v1beta1.OverrideStatus, now time.Time) *PinReport {
 	out := &PinReport{Mode: pin.Mode, By: pin.By, At: rfc3339(pin.At), Until: rfc3339(pin.Until), Reason: pin.Reason, ApprovedBy: pin.ApprovedBy, Phase: pin.Phase}
 	if pin.Until != nil {
 		switch pin.Phase {
-		case v1beta1.OverridePhaseInEffect:
+		case v1beta1.OverridePhaseInEffect, v1beta1.OverridePhasePendingApproval:
 			out.Left = shortDuration(pin.Until.Sub(now))
 		case v1beta1.OverridePhaseExpired:
 			out.Ago = shortDuration(now.Sub(pin.Until.Time))

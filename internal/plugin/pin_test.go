@@ -518,8 +518,8 @@ func TestStatusOfApprovals(t *testing.T) {
 	}
 	want := []row{
 		{"approved", "passive", "passive", `DynamicIngress "approved": passive pinned by bob until 2026-12-02T02:00:00Z (in 1h), approved by carol: INC-9`},
-		{"fresh", "active", "passive (pending approval)", `DynamicIngress "fresh": passive pinned by bob until 2026-12-02T02:00:00Z, pending approval: INC-9`},
-		{"waiting", "active", "passive (pending approval)", `DynamicIngress "waiting": passive pinned by bob until 2026-12-02T02:00:00Z, pending approval: INC-9`},
+		{"fresh", "active", "passive (pending approval)", `DynamicIngress "fresh": passive pinned by bob until 2026-12-02T02:00:00Z (in 1h), pending approval: INC-9`},
+		{"waiting", "active", "passive (pending approval)", `DynamicIngress "waiting": passive pinned by bob until 2026-12-02T02:00:00Z (in 1h), pending approval: INC-9`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

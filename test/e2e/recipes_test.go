@@ -358,6 +358,8 @@ func TestRecipesApplyWithTheSamples(t *testing.T) {
 		"dynamicingressstate.ingress.dynamicingress.io/shop-app-up created",
 		"dynamicingressstate.ingress.dynamicingress.io/shop-app-window created",
 		"dynamicingress.ingress.dynamicingress.io/shop-app created",
+		"dynamicingressstate.ingress.dynamicingress.io/checkout-killswitch created",
+		"dynamicingress.ingress.dynamicingress.io/checkout-live created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k %s printed:\n%s\nwant a line %q", recipesDir, out, want)
