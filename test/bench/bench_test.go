@@ -309,8 +309,8 @@ func runBench(t *testing.T, cfg config) {
 	}
 	// BENCH_ONLY=memory (or a list of flip, steady, probes, webhook,
 	// memory, scale, cluster, anyof, served, notify, plugin, noise, fairness,
-	// service) runs some measures only, without touching the docs.
-	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "notify": true, "plugin": true, "noise": true, "fairness": true, "service": true}
+	// service, pinend) runs some measures only, without touching the docs.
+	run := map[string]bool{"flip": true, "steady": true, "probes": true, "webhook": true, "memory": true, "scale": true, "cluster": true, "anyof": true, "served": true, "notify": true, "plugin": true, "noise": true, "fairness": true, "service": true, "pinend": true}
 	if only := os.Getenv("BENCH_ONLY"); only != "" {
 		for k := range run {
 			run[k] = false
@@ -318,7 +318,7 @@ func runBench(t *testing.T, cfg config) {
 		for _, f := range strings.Split(only, ",") {
 			f = strings.TrimSpace(f)
 			if _, ok := run[f]; !ok {
-				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, notify, plugin, noise, fairness, service", only)
+				t.Fatalf("BENCH_ONLY=%q: want a list of flip, steady, probes, webhook, memory, scale, cluster, anyof, served, notify, plugin, noise, fairness, service, pinend", only)
 			}
 			run[f] = true
 		}
@@ -457,6 +457,12 @@ func runBench(t *testing.T, cfg config) {
 			t.Fatalf("service: %v", err)
 		}
 		checkService(t, cfg, b.report.service)
+	}
+	if run["pinend"] {
+		if b.report.pinEnd, err = b.pinEnd(ctx); err != nil {
+			t.Fatalf("pinend: %v", err)
+		}
+		checkPinEnd(t, cfg, b.report.pinEnd)
 	}
 	b.report.elapsed = time.Since(b.started)
 	b.report.loadAfter = loadAverage()

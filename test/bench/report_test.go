@@ -34,6 +34,7 @@ type report struct {
 	noise                 *noiseResult
 	fairness              *fairResult
 	service               *serviceResult
+	pinEnd                *pinEndResult
 }
 
 // table builds a Markdown table.
@@ -329,6 +330,9 @@ func (rep *report) markdown() string {
 	if rep.service != nil {
 		rep.service.summaryRows(sum, rep.cfg.ownedFloorWorkers)
 	}
+	if rep.pinEnd != nil {
+		rep.pinEnd.summaryRows(sum, rep.cfg.ownedFloorWorkers)
+	}
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
@@ -478,6 +482,9 @@ func (rep *report) markdown() string {
 	}
 	if s := rep.service; s != nil {
 		w("%s\n", s.markdown(rep.cfg))
+	}
+	if p := rep.pinEnd; p != nil {
+		w("%s\n", p.markdown(rep.cfg))
 	}
 	if m := rep.memory; m != nil {
 		w("#### Memory\n\n")

@@ -15,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/client-go/util/workqueue"
@@ -77,6 +78,8 @@ type Reconciler struct {
 	// fixed has when fixed states' spec changes were seen, for the switch
 	// latency of switches that decide from the spec.
 	fixed *fixedChanges
+	// pinEnds wakes the switches whose pins end, through the gate.
+	pinEnds *pinEnds
 	// ClusterStates lets switches follow ClusterDynamicIngressStates: the
 	// engine watches them and Namespaces' labels (Options.ClusterStates).
 	ClusterStates bool
@@ -93,12 +96,12 @@ type Reconciler struct {
 }
 
 // NewReconciler returns the engine for one kind of switch.
-func NewReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, maxConcurrent int, gate *flip.Gate) (*Reconciler, error) {
+func NewReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.WithDelayedExecution, maxConcurrent int, gate *flip.Gate) (*Reconciler, error) {
 	metadataWrites, err := writes.NewMetadataWrites(mgr)
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(kindName(kind) + "-controller"),
@@ -111,7 +114,18 @@ func NewReconciler(mgr ctrl.Manager, kind target.Kind, clk clock.PassiveClock, m
 		gate:                    gate,
 		announced:               newAnnouncedModes(),
 		fixed:                   newFixedChanges(clk),
-	}, nil
+	}
+	r.pinEnds = newPinEnds(clk, r.pinsEnded)
+	return r, nil
+}
+
+// pinsEnded has the gate expect the switches whose pins ended together,
+// and enqueues them: their statuses wait for their targets, as in a state
+// change's flip.
+func (r *Reconciler) pinsEnded(keys []types.NamespacedName) {
+	if q := r.queue.Load(); q != nil {
+		r.gate.ExpectAndAdd(r.Kind.SwitchKind(), keys, *q)
+	}
 }
 
 // kindName is the switch kind in lower case, to name controllers.
@@ -132,7 +146,7 @@ func kindName(kind target.Kind) string {
 
 // Reconcile reads the switch and its state, syncs the target and writes
 // the status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kind := r.Kind.SwitchKind()
 	// Taken before anything is read: this reconcile counts as the one a
 	// state change expected only if it began after that change was seen.
@@ -154,6 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 				r.Served.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
 			}
 			r.Flips.Forget(target.SwitchID{Kind: kind, Key: req.NamespacedName})
+			r.pinEnds.set(req.NamespacedName, time.Time{})
 			metrics.ForgetTarget(kind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -187,11 +202,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		decided = decision.Unpinned(sw)
 	}
 	if pin.EndsIn > 0 {
-		defer func() {
-			if err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > pin.EndsIn) {
-				res.RequeueAfter = pin.EndsIn
-			}
-		}()
+		r.pinEnds.set(req.NamespacedName, sw.SwitchSpec().OverrideUntil.Time)
+	} else {
+		r.pinEnds.set(req.NamespacedName, time.Time{})
 	}
 	current, err := r.retainedMode(ctx, decided, f)
 	if lag := (*cacheLagError)(nil); errors.As(err, &lag) {
