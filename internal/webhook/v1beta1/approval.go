@@ -48,7 +48,7 @@ func approvalRequested(old, sw target.Switch) bool {
 		return false
 	}
 	oldSpec := old.SwitchSpec()
-	if pinChanged(&oldSpec, sw.SwitchSpec()) {
+	if pinRemade(&oldSpec, sw.SwitchSpec()) {
 		return false
 	}
 	is, has := sw.GetAnnotations()[OverrideApprovedByAnnotation]

@@ -2,6 +2,7 @@ package v1beta1_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,35 @@ func TestApprovalAdmission(t *testing.T) {
 		`set by the admission webhook when a second person approves the pin (kubectl dynamic approve); it cannot be edited or removed otherwise: a change of the pin removes it`
 	if err := k8s.Patch(ctx, edited, client.RawPatch(types.MergePatchType, patch)); err == nil || err.Error() != wantEdit {
 		t.Errorf("editing override-approved-at: %v\nwant %s", err, wantEdit)
+	}
+
+	// A pinned switch that moves to a state with an approval policy makes
+	// its pin anew: the audit moves, so the pin in effect under the state
+	// without a policy does not carry over, and it needs an approval.
+	open := builders.FixedState(ns, "open", "200", "").Obj()
+	if err := k8s.Create(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	moved := builders.DynamicIngress(ns, "moved").State("open").ExpectCode("503").Override(v1beta1.ModePassive).
+		Passive(builders.IngressTo("moved.example.com", "web")).Obj()
+	if err := alice.Create(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := approve(bob, "moved", "me"); !strings.Contains(got, "needs no approval") {
+		t.Errorf("approving a pin under a state without a policy: %s", got)
+	}
+	at := moved.Annotations[webhookv1beta1.OverrideAtAnnotation]
+	time.Sleep(10 * time.Millisecond)
+	beforeMove := moved.DeepCopy()
+	moved.Spec.State = "killswitch"
+	if err := alice.Patch(ctx, moved, client.MergeFrom(beforeMove)); err != nil {
+		t.Fatal(err)
+	}
+	if moved.Annotations[webhookv1beta1.OverrideAtAnnotation] == at {
+		t.Errorf("following another state while pinned left override-at at %s", at)
+	}
+	if _, got := approve(bob, "moved", "me"); got != "<nil>" {
+		t.Errorf("approving the pin after the move to killswitch: %s", got)
 	}
 
 	// A change of the pin removes the approval.

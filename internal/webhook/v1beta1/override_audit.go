@@ -54,7 +54,7 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 	switch {
 	case old == nil && spec.Override == "":
 		setOverrideAudit(sw, nil)
-	case pinChanged(oldSpec, spec):
+	case pinRemade(oldSpec, spec):
 		setOverrideAudit(sw, map[string]string{
 			OverrideByAnnotation: user,
 			OverrideAtAnnotation: now.UTC().Format(v1beta1.OverrideAtFormat),
@@ -79,7 +79,7 @@ func AuditOverride(old, sw target.Switch, user string, now time.Time) {
 // approval's annotations are validateApproval's to check.
 func validateOverrideAudit(old, sw target.Switch) field.ErrorList {
 	oldSpec := old.SwitchSpec()
-	if pinChanged(&oldSpec, sw.SwitchSpec()) {
+	if pinRemade(&oldSpec, sw.SwitchSpec()) {
 		return nil
 	}
 	approval := approvalRequested(old, sw)

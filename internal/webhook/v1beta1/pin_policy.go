@@ -46,7 +46,7 @@ func followedPolicies(ctx context.Context, r client.Reader, namespace string, sp
 // policies"). A pin left alone is not checked again: a policy added later
 // does not refuse other edits of the switch.
 func validatePinPolicy(ctx context.Context, r client.Reader, namespace string, old *v1beta1.SwitchSpec, sw v1beta1.SwitchSpec, now time.Time) field.ErrorList {
-	if sw.Override == "" || !pinChanged(old, sw) {
+	if sw.Override == "" || !pinRemade(old, sw) {
 		return nil
 	}
 	policies, err := followedPolicies(ctx, r, namespace, sw)

@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +19,29 @@ func pinChanged(old *v1beta1.SwitchSpec, sw v1beta1.SwitchSpec) bool {
 	}
 	return old.Override != sw.Override || old.OverrideReason != sw.OverrideReason ||
 		!equality.Semantic.DeepEqual(old.OverrideUntil, sw.OverrideUntil)
+}
+
+// pinRemade says whether an update makes the pin anew: changes it
+// (pinChanged), or changes the states a pinned switch follows. Following
+// other states while pinned is a new pin as far as their override
+// policies go: it is held to them at admission, its audit and any approval
+// are redone, and a pin in effect under the states before does not carry
+// over (docs/behaviour.md, "Approval").
+func pinRemade(old *v1beta1.SwitchSpec, sw v1beta1.SwitchSpec) bool {
+	if pinChanged(old, sw) {
+		return true
+	}
+	return sw.Override != "" && !slices.Equal(followedStates(*old), followedStates(sw))
+}
+
+// followedStates are the states a switch follows, in its entries' order.
+func followedStates(spec v1beta1.SwitchSpec) []v1beta1.StateReference {
+	entries := spec.Entries()
+	out := make([]v1beta1.StateReference, len(entries))
+	for i, e := range entries {
+		out[i] = e.State
+	}
+	return out
 }
 
 // validatePin refuses spec.overrideUntil without spec.override, and, when
