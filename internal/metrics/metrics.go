@@ -61,19 +61,15 @@ var probeDurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 // consistent. Tests swap in a fresh one; the manager uses the one
 // registered at init.
 type set struct {
-	active        *prometheus.GaugeVec
-	switches      *prometheus.CounterVec
+	// targets has each target's active, switches and not served series.
+	targets       *targetSeries
 	switchLatency *prometheus.HistogramVec
 	probeDuration *prometheus.HistogramVec
 	probeFailures *prometheus.CounterVec
 	stateUp       *prometheus.GaugeVec
 	served        *prometheus.HistogramVec
-	notServed     *prometheus.CounterVec
 
 	mu sync.Mutex
-	// targetState is the state label of each target's active series, so
-	// that a changed state deletes the old series without scanning all.
-	targetState map[targetKey]string
 	// probed holds the states whose failure counters are initialised.
 	probed map[stateKey]struct{}
 }
@@ -84,14 +80,7 @@ type stateKey struct{ namespace, name string }
 
 func newSet() *set {
 	return &set{
-		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: ActiveName,
-			Help: "1 while the object's target has its active shape, 0 while it has its passive shape; state is the DynamicIngressState it follows.",
-		}, []string{"namespace", "name", "kind", "state"}),
-		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: SwitchesName,
-			Help: "Switches of the object's target between its passive and active shapes, by the mode switched to (active or passive). The first mode at creation is not a switch.",
-		}, []string{"namespace", "name", "kind", "to"}),
+		targets: newTargetSeries(),
 		switchLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    SwitchLatencyName,
 			Help:    "Time from the state's response change (its status.lastUpdateTime) to the switched target written.",
@@ -115,17 +104,12 @@ func newSet() *set {
 			Help:    "Time from a switch's target written to spec.served.url answering with its shape (the Served condition turning True).",
 			Buckets: switchLatencyBuckets,
 		}, []string{"kind"}),
-		notServed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NotServedName,
-			Help: "Target writes whose shape spec.served.url did not answer with within spec.served.timeout (the Served condition turning False).",
-		}, []string{"namespace", "name", "kind"}),
-		targetState: map[targetKey]string{},
-		probed:      map[stateKey]struct{}{},
+		probed: map[stateKey]struct{}{},
 	}
 }
 
 func (s *set) collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.active, s.switches, s.switchLatency, s.probeDuration, s.probeFailures, s.stateUp, s.served, s.notServed}
+	return []prometheus.Collector{s.targets, s.switchLatency, s.probeDuration, s.probeFailures, s.stateUp, s.served}
 }
 
 // current is the set the package functions write to.
@@ -145,21 +129,7 @@ func SetActive(kind, namespace, name, state string, active bool) {
 }
 
 func (s *set) setActive(kind, namespace, name, state string, active bool) {
-	key := targetKey{kind, namespace, name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, known := s.targetState[key]
-	if known && old != state {
-		s.active.DeleteLabelValues(namespace, name, kind, old)
-	}
-	if !known {
-		// Both switch counters start at zero, so that the first switch
-		// after a start shows in increase().
-		s.switches.WithLabelValues(namespace, name, kind, "active")
-		s.switches.WithLabelValues(namespace, name, kind, "passive")
-	}
-	s.targetState[key] = state
-	s.active.WithLabelValues(namespace, name, kind, state).Set(boolFloat(active))
+	s.targets.setActive(targetKey{kind, namespace, name}, state, active)
 }
 
 // RecordSwitch counts a switch of a target to its active (toActive) or
@@ -172,11 +142,7 @@ func RecordSwitch(kind, namespace, name string, toActive bool, latency time.Dura
 }
 
 func (s *set) recordSwitch(kind, namespace, name string, toActive bool, latency time.Duration, latencyKnown bool) {
-	to := "passive"
-	if toActive {
-		to = "active"
-	}
-	s.switches.WithLabelValues(namespace, name, kind, to).Inc()
+	s.targets.recordSwitch(targetKey{kind, namespace, name}, toActive)
 	if latencyKnown {
 		s.switchLatency.WithLabelValues(kind).Observe(max(latency, 0).Seconds())
 	}
@@ -189,13 +155,7 @@ func ForgetTarget(kind, namespace, name string) {
 }
 
 func (s *set) forgetTarget(kind, namespace, name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.targetState, targetKey{kind, namespace, name})
-	labels := prometheus.Labels{"namespace": namespace, "name": name, "kind": kind}
-	s.active.DeletePartialMatch(labels)
-	s.switches.DeletePartialMatch(labels)
-	s.notServed.DeletePartialMatch(labels)
+	s.targets.forget(targetKey{kind, namespace, name})
 }
 
 // ObserveProbe records one probe of a state, failed or not: its duration,
@@ -291,7 +251,7 @@ func RecordServed(kind, namespace, name string, served bool, after time.Duration
 		current.served.WithLabelValues(kind).Observe(max(after, 0).Seconds())
 		return
 	}
-	current.notServed.WithLabelValues(namespace, name, kind).Inc()
+	current.targets.countNotServed(targetKey{kind, namespace, name})
 }
 
 // Notifications (docs/notifications.md): a counter apart from the set

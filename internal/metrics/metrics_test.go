@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -422,4 +424,36 @@ func TestFailureReasonsAreTheProbers(t *testing.T) {
 	if diff := cmp.Diff(want, FailureReasons); diff != "" {
 		t.Errorf("FailureReasons (-want +got):\n%s", diff)
 	}
+}
+
+// TestTargetSeriesMemory: the per-target series of 10 000 targets (their
+// mode, both switch counters) keep at most a few hundred bytes each, not
+// a metric object per series with its label pairs (a GaugeVec and a
+// CounterVec kept about 3 KiB a target); the label values are the
+// caller's strings, as a reconcile's request holds them.
+func TestTargetSeriesMemory(t *testing.T) {
+	const (
+		targets = 10_000
+		budget  = 400
+	)
+	names := make([]targetKey, targets)
+	for i := range names {
+		names[i] = targetKey{kind: "DynamicIngress", namespace: fmt.Sprintf("team-%03d", i%100), name: fmt.Sprintf("storefront-%05d", i)}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := newSet()
+	for i, k := range names {
+		s.setActive(k.kind, k.namespace, k.name, "killswitch", i%2 == 0)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perTarget := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / targets
+	t.Logf("%d bytes a target", perTarget)
+	if perTarget > budget {
+		t.Errorf("the per-target series keep %d bytes a target, want at most %d", perTarget, budget)
+	}
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(names)
 }
