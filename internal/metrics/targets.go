@@ -4,15 +4,18 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // targetSeries is the per-target series (dynamicingress_active,
-// dynamicingress_switches_total, dynamicingress_not_served_total), kept as
-// a few numbers per target and turned into metrics only when scraped. A
-// GaugeVec or CounterVec keeps a metric object with its label pairs for
-// each series, about a kilobyte: three series for each of 10 000 switches
-// were a third of the manager's live heap at rest (docs/benchmarks.md,
-// "Memory at rest").
+// dynamicingress_switches_total, dynamicingress_not_served_total). A
+// GaugeVec or CounterVec keeps a metric object per series, about a
+// kilobyte: three series for each of 10 000 switches were a third of the
+// manager's live heap at rest (docs/benchmarks.md, "Memory at rest"). Here
+// a target keeps its values and its label pairs, the namespace, name and
+// kind pairs shared by its series, and a scrape makes one small metric per
+// series that writes them (targetMetric): no label pairs are made per
+// scrape, as a const metric would.
 type targetSeries struct {
 	active, switches, notServed *prometheus.Desc
 
@@ -22,16 +25,27 @@ type targetSeries struct {
 
 // targetValues are one target's series.
 type targetValues struct {
-	// state is the state label of its active series, which exists once
-	// known (SetActive).
-	state  string
-	known  bool
-	active bool
-	// toActive and toPassive are its switches, notServed its writes not
-	// served; each series exists once seen.
-	toActive, toPassive, notServed             float64
-	toActiveSeen, toPassiveSeen, notServedSeen bool
+	// activeLabels are the labels of its active series (with the state it
+	// follows), nil until SetActive; switchLabels those of its switches
+	// series, to active and to passive, and notServedLabels of its
+	// not served series. Each series exists once it has labels.
+	activeLabels, notServedLabels []*dto.LabelPair
+	switchLabels                  [2][]*dto.LabelPair
+	active                        bool
+	state                         string
+	// switches are its switches to active and to passive; notServed its
+	// writes not served.
+	switches  [2]float64
+	notServed float64
 }
+
+// The label names, and the values of "to", shared by every series.
+var (
+	labelKind, labelName, labelNamespace, labelState, labelTo = ptr("kind"), ptr("name"), ptr("namespace"), ptr("state"), ptr("to")
+	toPairs                                                   = [2]*dto.LabelPair{{Name: labelTo, Value: ptr("active")}, {Name: labelTo, Value: ptr("passive")}}
+)
+
+func ptr(s string) *string { return &s }
 
 var _ prometheus.Collector = (*targetSeries)(nil)
 
@@ -61,20 +75,43 @@ func (t *targetSeries) Describe(ch chan<- *prometheus.Desc) {
 func (t *targetSeries) Collect(ch chan<- prometheus.Metric) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, v := range t.targets {
-		if v.known {
-			ch <- prometheus.MustNewConstMetric(t.active, prometheus.GaugeValue, boolFloat(v.active), k.namespace, k.name, k.kind, v.state)
+	for _, v := range t.targets {
+		if v.activeLabels != nil {
+			ch <- &targetMetric{desc: t.active, labels: v.activeLabels, value: boolFloat(v.active), gauge: true}
 		}
-		if v.toActiveSeen {
-			ch <- prometheus.MustNewConstMetric(t.switches, prometheus.CounterValue, v.toActive, k.namespace, k.name, k.kind, "active")
+		for i, labels := range v.switchLabels {
+			if labels != nil {
+				ch <- &targetMetric{desc: t.switches, labels: labels, value: v.switches[i]}
+			}
 		}
-		if v.toPassiveSeen {
-			ch <- prometheus.MustNewConstMetric(t.switches, prometheus.CounterValue, v.toPassive, k.namespace, k.name, k.kind, "passive")
-		}
-		if v.notServedSeen {
-			ch <- prometheus.MustNewConstMetric(t.notServed, prometheus.CounterValue, v.notServed, k.namespace, k.name, k.kind)
+		if v.notServedLabels != nil {
+			ch <- &targetMetric{desc: t.notServed, labels: v.notServedLabels, value: v.notServed}
 		}
 	}
+}
+
+// targetMetric is one series of a target at a scrape.
+type targetMetric struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	value  float64
+	gauge  bool
+}
+
+// Desc implements prometheus.Metric.
+func (m *targetMetric) Desc() *prometheus.Desc { return m.desc }
+
+// Write implements prometheus.Metric: the target's label pairs, which the
+// registry reads only.
+func (m *targetMetric) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	v := m.value
+	if m.gauge {
+		out.Gauge = &dto.Gauge{Value: &v}
+	} else {
+		out.Counter = &dto.Counter{Value: &v}
+	}
+	return nil
 }
 
 // valuesLocked is the target's values, made when it has none.
@@ -87,6 +124,30 @@ func (t *targetSeries) valuesLocked(k targetKey) *targetValues {
 	return v
 }
 
+// base is the target's namespace, name and kind pairs, sorted by name as
+// the exposition needs them, shared by its series once made.
+func (v *targetValues) base(k targetKey) []*dto.LabelPair {
+	for _, labels := range [][]*dto.LabelPair{v.activeLabels, v.switchLabels[0], v.switchLabels[1], v.notServedLabels} {
+		if labels != nil {
+			return labels[:3:3]
+		}
+	}
+	return []*dto.LabelPair{{Name: labelKind, Value: ptr(k.kind)}, {Name: labelName, Value: ptr(k.name)}, {Name: labelNamespace, Value: ptr(k.namespace)}}
+}
+
+// with is base and one more pair, in a slice of its own.
+func with(base []*dto.LabelPair, pair *dto.LabelPair) []*dto.LabelPair {
+	return append(append(make([]*dto.LabelPair, 0, len(base)+1), base...), pair)
+}
+
+// switchesLocked makes the target's switches series to active (0) or
+// passive (1).
+func (v *targetValues) switchesLocked(k targetKey, i int) {
+	if v.switchLabels[i] == nil {
+		v.switchLabels[i] = with(v.base(k), toPairs[i])
+	}
+}
+
 // setActive records the target's mode and state: one active series per
 // target, with the state it follows now; both switch counters exist from
 // the first call, at zero, so that the first switch after a start shows
@@ -95,8 +156,13 @@ func (t *targetSeries) setActive(k targetKey, state string, active bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := t.valuesLocked(k)
-	v.state, v.known, v.active = state, true, active
-	v.toActiveSeen, v.toPassiveSeen = true, true
+	if v.activeLabels == nil || v.state != state {
+		v.activeLabels = with(v.base(k), &dto.LabelPair{Name: labelState, Value: ptr(state)})
+		v.state = state
+	}
+	v.active = active
+	v.switchesLocked(k, 0)
+	v.switchesLocked(k, 1)
 }
 
 // recordSwitch counts a switch of the target.
@@ -104,11 +170,12 @@ func (t *targetSeries) recordSwitch(k targetKey, toActive bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := t.valuesLocked(k)
+	i := 1
 	if toActive {
-		v.toActive, v.toActiveSeen = v.toActive+1, true
-	} else {
-		v.toPassive, v.toPassiveSeen = v.toPassive+1, true
+		i = 0
 	}
+	v.switchesLocked(k, i)
+	v.switches[i]++
 }
 
 // countNotServed counts a write of the target that was not served.
@@ -116,8 +183,10 @@ func (t *targetSeries) countNotServed(k targetKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := t.valuesLocked(k)
+	if v.notServedLabels == nil {
+		v.notServedLabels = v.base(k)
+	}
 	v.notServed++
-	v.notServedSeen = true
 }
 
 // forget drops every series of the target.
