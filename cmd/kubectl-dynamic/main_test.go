@@ -40,6 +40,8 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"override", "di/storefront", "active", "--until", "tomorrow"}, 2, `error: --until "tomorrow" is not an RFC 3339 time such as 2026-12-02T03:00:00Z`},
 		{[]string{"override", "di/storefront", "active", "--reason="}, 2, "error: --reason must not be empty"},
 		{[]string{"override", "di/storefront", "none", "--for", "2h"}, 2, "error: --for, --until and --reason go with active or passive: none removes the pin, its end and its reason"},
+		{[]string{"approve", "storefront"}, 2, `error: "storefront": name the switch as KIND/NAME, e.g. di/storefront`},
+		{[]string{"approve", "di/storefront", "active"}, 2, "error: expected KIND/NAME, got 2 arguments"},
 		{[]string{"status", "x", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "error: stat /nonexistent/kubeconfig: no such file or directory"},
 	}
 	for _, tt := range tests {
