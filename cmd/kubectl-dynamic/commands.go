@@ -451,9 +451,9 @@ func newOverrideCommand(o *options) *cobra.Command {
 			if err := output.check(); err != nil {
 				return err
 			}
-			kindName, name, ok := strings.Cut(args[0], "/")
-			if !ok || name == "" {
-				return &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", args[0])}
+			kindName, name, err := switchArg(args[0])
+			if err != nil {
+				return err
 			}
 			mode, err := plugin.ParseMode(args[1])
 			if err != nil {
@@ -485,11 +485,7 @@ func newOverrideCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output.requested() {
-				return output.print(o, result, []plugin.ObjectName{{Kind: result.Kind, Namespace: ns, Name: result.Name}})
-			}
-			_, err = fmt.Fprintln(o.streams.Out, result.String())
-			return err
+			return o.printSwitchResult(output, result, result.Kind, ns, result.Name, result.String())
 		},
 	}
 	output = addOutputFlags(cmd)
@@ -499,6 +495,25 @@ func newOverrideCommand(o *options) *cobra.Command {
 	cmd.Flags().StringVar(&pinFlags.Until, "until", "", "End the pin at this RFC 3339 time (spec.overrideUntil), e.g. 2026-12-02T03:00:00Z; it must be in the future")
 	cmd.Flags().StringVar(&pinFlags.Reason, "reason", "", "Why the switch is pinned (spec.overrideReason, 1-256 characters), e.g. an incident's number")
 	return cmd
+}
+
+// switchArg is the kind and the name of a switch named KIND/NAME.
+func switchArg(arg string) (kindName, name string, err error) {
+	kindName, name, ok := strings.Cut(arg, "/")
+	if !ok || name == "" {
+		return "", "", &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", arg)}
+	}
+	return kindName, name, nil
+}
+
+// printSwitchResult prints what a command did to the switch kind/name in
+// ns: as -o asks, or its line.
+func (o *options) printSwitchResult(output *outputFlags, result any, kind, ns, name, line string) error {
+	if output.requested() {
+		return output.print(o, result, []plugin.ObjectName{{Kind: kind, Namespace: ns, Name: name}})
+	}
+	_, err := fmt.Fprintln(o.streams.Out, line)
+	return err
 }
 
 // newApproveCommand is `kubectl dynamic approve KIND/NAME`: a second
@@ -519,9 +534,9 @@ func newApproveCommand(o *options) *cobra.Command {
 			if err := output.check(); err != nil {
 				return err
 			}
-			kindName, name, ok := strings.Cut(args[0], "/")
-			if !ok || name == "" {
-				return &plugin.UsageError{Err: fmt.Errorf("%q: name the switch as KIND/NAME, e.g. di/storefront", args[0])}
+			kindName, name, err := switchArg(args[0])
+			if err != nil {
+				return err
 			}
 			c, ns, kinds, err := o.connectKinds()
 			if err != nil {
@@ -535,11 +550,7 @@ func newApproveCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output.requested() {
-				return output.print(o, result, []plugin.ObjectName{{Kind: result.Kind, Namespace: ns, Name: result.Name}})
-			}
-			_, err = fmt.Fprintln(o.streams.Out, result.String())
-			return err
+			return o.printSwitchResult(output, result, result.Kind, ns, result.Name, result.String())
 		},
 	}
 	output = addOutputFlags(cmd)

@@ -170,3 +170,22 @@ func (u unpinned) SwitchSpec() v1beta1.SwitchSpec {
 	spec.Override, spec.OverrideUntil, spec.OverrideReason = "", nil, ""
 	return spec
 }
+
+// ApprovalRefusal is why an approval by user of the pin in spec is
+// refused before the user's permission is asked, "" when it is not: there
+// is no pin, it has ended (at now), policy (the followed states' merged
+// policy) asks no approval for its mode, or user is its author (the
+// override-by annotation). docs/behaviour.md, "Approval".
+func ApprovalRefusal(spec v1beta1.SwitchSpec, policy PinPolicy, author, user string, now time.Time) string {
+	switch {
+	case spec.Override == "":
+		return "there is no pin to approve: spec.override is not set"
+	case spec.OverrideUntil != nil && !now.Before(spec.OverrideUntil.Time):
+		return fmt.Sprintf("the pin ended at %s (spec.overrideUntil): there is nothing to approve", spec.OverrideUntil.UTC().Format(time.RFC3339))
+	case policy.NeedsApproval(spec.Override) == "":
+		return fmt.Sprintf("the pin to %s mode needs no approval: no state the switch follows names %s in overridePolicy.approval.modes", spec.Override, spec.Override)
+	case author == user:
+		return fmt.Sprintf("%q set the pin and cannot approve it: a second person must (overridePolicy.approval of %s)", user, policy.NeedsApproval(spec.Override))
+	}
+	return ""
+}

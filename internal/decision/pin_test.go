@@ -160,3 +160,35 @@ func TestKeepInEffect(t *testing.T) {
 		t.Error("KeepInEffect changed the pin it was given")
 	}
 }
+
+func TestApprovalRefusal(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(d)} }
+	needs := PinPolicy{Approval: map[v1beta1.Mode]string{v1beta1.ModePassive: `DynamicIngressState "killswitch"`}}
+	passive := v1beta1.SwitchSpec{Override: v1beta1.ModePassive, OverrideUntil: at(time.Hour)}
+	tests := []struct {
+		name   string
+		spec   v1beta1.SwitchSpec
+		policy PinPolicy
+		user   string
+		want   string
+	}{
+		{name: "another user approves a pending pin", spec: passive, policy: needs, user: "bob"},
+		{name: "no pin", policy: needs, user: "bob", want: "there is no pin to approve: spec.override is not set"},
+		{name: "the pin ended", spec: v1beta1.SwitchSpec{Override: v1beta1.ModePassive, OverrideUntil: at(0)}, policy: needs, user: "bob",
+			want: "the pin ended at 2026-12-02T03:00:00Z (spec.overrideUntil): there is nothing to approve"},
+		{name: "no approval asked for the mode", spec: v1beta1.SwitchSpec{Override: v1beta1.ModeActive}, policy: needs, user: "bob",
+			want: "the pin to Active mode needs no approval: no state the switch follows names Active in overridePolicy.approval.modes"},
+		{name: "no policy", spec: passive, user: "bob",
+			want: "the pin to Passive mode needs no approval: no state the switch follows names Passive in overridePolicy.approval.modes"},
+		{name: "its author", spec: passive, policy: needs, user: "alice",
+			want: `"alice" set the pin and cannot approve it: a second person must (overridePolicy.approval of DynamicIngressState "killswitch")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ApprovalRefusal(tt.spec, tt.policy, "alice", tt.user, now); got != tt.want {
+				t.Errorf("ApprovalRefusal = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -122,23 +123,10 @@ func sameTime(a, b *metav1.Time) bool {
 }
 
 // followedPolicy is the override policy of the states sw follows that
-// the user may read (decision.MergePolicies): a state that is missing, or
-// that the user may not read, adds nothing.
+// the user may read: a state that is missing, or that the user may not
+// read (or could not be read), adds nothing.
 func followedPolicy(ctx context.Context, c client.Reader, sw target.Switch) decision.PinPolicy {
-	var policies []decision.NamedPolicy
-	for _, e := range sw.SwitchSpec().Entries() {
-		var state interface {
-			client.Object
-			StateView() *v1beta1.DynamicIngressState
-		} = &v1beta1.DynamicIngressState{}
-		key := client.ObjectKey{Namespace: sw.GetNamespace(), Name: e.State.Name}
-		if e.State.IsCluster() {
-			state, key = &v1beta1.ClusterDynamicIngressState{}, client.ObjectKey{Name: e.State.Name}
-		}
-		if c.Get(ctx, key, state) == nil {
-			policies = append(policies, decision.NamedPolicy{State: e.State.String(), Policy: state.StateView().Spec.OverridePolicy})
-		}
-	}
+	policies, _ := follow.Policies(ctx, c, sw.GetNamespace(), sw.SwitchSpec())
 	return decision.MergePolicies(policies)
 }
 

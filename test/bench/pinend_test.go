@@ -389,26 +389,18 @@ func (r *pinEndResult) markdown(cfg config) string {
 			fmt.Sprint(r.early[active]), runs[0].reqs.writeSummary())
 	}
 	w("%s\n", pt)
-	bt := &table{header: []string{"bar", "figure", "required", "met"}}
-	for _, b := range r.bars(cfg.ownedFloorWorkers) {
-		met := "yes"
-		if !b.met {
-			met = "**no**"
-		}
-		bt.add(b.what, b.figure, b.bar, met)
-	}
-	w("%s", bt)
+	w("%s", barTable(r.bars(cfg.ownedFloorWorkers)))
 	return sb.String()
 }
 
 // bars are the measure's bars, each way, with their figures.
-func (r *pinEndResult) bars(workers []int) []serviceBar {
-	var out []serviceBar
+func (r *pinEndResult) bars(workers []int) []measureBar {
+	var out []measureBar
 	for _, active := range []bool{true, false} {
 		op := figures(r.flips.of("operator", &active))
 		if best, bf := r.flips.ownedFloorBest(workers, active); best != 0 {
 			bar := pinEndBar(bf.total)
-			out = append(out, serviceBar{fmt.Sprintf("%s: overrideUntil → the last Ingress (median of %d)", pinEndDirection(active), op.flips),
+			out = append(out, measureBar{fmt.Sprintf("%s: overrideUntil → the last Ingress (median of %d)", pinEndDirection(active), op.flips),
 				round(op.total), fmt.Sprintf("%s (%s + %.1f × %s)", round(bar), pinEndBarFixed, pinEndBarFactor, round(bf.total)), op.total <= bar})
 		}
 	}

@@ -776,27 +776,28 @@ func delta(with, without int64) string {
 	return fmt.Sprintf("%+.1f MiB", float64(with-without)/(1<<20))
 }
 
-// serviceBar is one bar of the measure and whether it was met.
-type serviceBar struct {
+// measureBar is one bar of a measure: what it holds, the figure, the bar
+// and whether the figure met it.
+type measureBar struct {
 	what, figure, bar string
 	met               bool
 }
 
 // bars are the measure's bars, each with its figure.
-func (r *serviceResult) bars(workers []int) []serviceBar {
-	var out []serviceBar
+func (r *serviceResult) bars(workers []int) []measureBar {
+	var out []measureBar
 	for _, active := range []bool{true, false} {
 		op := figures(r.flips.of("operator", &active))
 		if best, bf := r.flips.ownedFloorBest(workers, active); best != 0 {
 			q := op.total.Seconds() / bf.total.Seconds()
-			out = append(out, serviceBar{fmt.Sprintf("flip %s, less the delay, ÷ the owned floor (medians of %d)", serviceDirection(active), op.flips),
+			out = append(out, measureBar{fmt.Sprintf("flip %s, less the delay, ÷ the owned floor (medians of %d)", serviceDirection(active), op.flips),
 				durRatio(op.total, bf.total), fmt.Sprintf("at most %.1f×", serviceFlipBar), q <= serviceFlipBar})
 		}
 		worst := maxDuration(r.statusAfter[active])
-		out = append(out, serviceBar{fmt.Sprintf("flip %s: the state's lastUpdateTime after the slice update (max of %d)", serviceDirection(active), len(r.statusAfter[active])),
+		out = append(out, measureBar{fmt.Sprintf("flip %s: the state's lastUpdateTime after the slice update (max of %d)", serviceDirection(active), len(r.statusAfter[active])),
 			round(worst), "at most " + round(statusBar), worst <= statusBar})
 	}
-	out = append(out, serviceBar{fmt.Sprintf("churn of %d Services' slices for %s: the manager's write requests", r.churn.states, r.churn.window),
+	out = append(out, measureBar{fmt.Sprintf("churn of %d Services' slices for %s: the manager's write requests", r.churn.states, r.churn.window),
 		fmt.Sprintf("%g", r.churn.writes()), "0", r.churn.writes() == 0})
 	bar := fmt.Sprintf("at most +%.1f MiB", float64(r.memoryBar())/(1<<20))
 	without, with := r.memory[0], r.memory[1]
@@ -808,7 +809,7 @@ func (r *serviceResult) bars(workers []int) []serviceBar {
 		{"the manager's RSS at rest", with.rest.rss, without.rest.rss},
 		{"the manager's peak RSS (VmHWM)", with.peak, without.peak},
 	} {
-		out = append(out, serviceBar{fmt.Sprintf("%d EndpointSlices no state follows: %s", r.idleSlices, x.what), delta(x.with, x.base), bar, x.with-x.base <= r.memoryBar()})
+		out = append(out, measureBar{fmt.Sprintf("%d EndpointSlices no state follows: %s", r.idleSlices, x.what), delta(x.with, x.base), bar, x.with-x.base <= r.memoryBar()})
 	}
 	return out
 }
@@ -896,16 +897,22 @@ func (r *serviceResult) markdown(cfg config) string {
 	mt.add("difference", delta(int64(with.rest.live), int64(without.rest.live)), delta(int64(with.rest.heap), int64(without.rest.heap)), delta(with.rest.rss, without.rest.rss),
 		"", delta(with.atSync, without.atSync), delta(with.peak, without.peak))
 	w("%s\n", mt)
-	bt := &table{header: []string{"bar", "figure", "required", "met"}}
-	for _, b := range r.bars(cfg.ownedFloorWorkers) {
+	w("%s", barTable(r.bars(cfg.ownedFloorWorkers)))
+	return sb.String()
+}
+
+// barTable is a measure's bars as the report shows them: each figure, its
+// bar and whether it was met.
+func barTable(bars []measureBar) *table {
+	t := &table{header: []string{"bar", "figure", "required", "met"}}
+	for _, b := range bars {
 		met := "yes"
 		if !b.met {
 			met = "**no**"
 		}
-		bt.add(b.what, b.figure, b.bar, met)
+		t.add(b.what, b.figure, b.bar, met)
 	}
-	w("%s", bt)
-	return sb.String()
+	return t
 }
 
 // checkService asserts what the service state measure must show whatever

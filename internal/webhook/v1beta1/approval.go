@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -58,7 +59,11 @@ func approvalRequested(old, sw target.Switch) bool {
 
 // switchResource is the resource of a switch kind, as RBAC names it.
 func switchResource(kind target.Kind) string {
-	return strings.ToLower(kind.SwitchKind()) + map[bool]string{true: "es", false: "s"}[strings.HasSuffix(kind.SwitchKind(), "ss")]
+	plural := strings.ToLower(kind.SwitchKind())
+	if strings.HasSuffix(plural, "s") {
+		return plural + "es"
+	}
+	return plural + "s"
 }
 
 // validateApproval checks an approval of sw's pin (approvalRequested): the
@@ -83,24 +88,12 @@ func (v SwitchValidator[T]) validateApproval(ctx context.Context, old, sw T, now
 		return field.ErrorList{field.Forbidden(path, approvalForbidden)}
 	}
 	spec := sw.SwitchSpec()
-	if spec.Override == "" {
-		return field.ErrorList{field.Forbidden(path, "there is no pin to approve: spec.override is not set")}
-	}
-	if spec.OverrideUntil != nil && !now.Before(spec.OverrideUntil.Time) {
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("the pin ended at %s (spec.overrideUntil): there is nothing to approve",
-			spec.OverrideUntil.UTC().Format(time.RFC3339)))}
-	}
-	policies, err := followedPolicies(ctx, v.Reader, sw.GetNamespace(), spec)
+	policies, err := follow.Policies(ctx, v.Reader, sw.GetNamespace(), spec)
 	if err != nil {
 		return field.ErrorList{field.InternalError(path, err)}
 	}
-	from := decision.MergePolicies(policies).NeedsApproval(spec.Override)
-	if from == "" {
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("the pin to %s mode needs no approval: no state the switch follows names %s in overridePolicy.approval.modes",
-			spec.Override, spec.Override))}
-	}
-	if author := old.GetAnnotations()[OverrideByAnnotation]; author == user {
-		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%q set the pin and cannot approve it: a second person must (overridePolicy.approval of %s)", user, from))}
+	if why := decision.ApprovalRefusal(spec, decision.MergePolicies(policies), old.GetAnnotations()[OverrideByAnnotation], user, now); why != "" {
+		return field.ErrorList{field.Forbidden(path, why)}
 	}
 	resource := switchResource(v.Kind)
 	if v.Approvals == nil {

@@ -2,43 +2,15 @@ package v1beta1
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/follow"
 )
-
-// followedPolicies reads the override policies of the states a switch in
-// namespace follows. A state that does not exist, or that the manager may
-// not read, holds the pin to nothing (it has no policy to apply yet).
-func followedPolicies(ctx context.Context, r client.Reader, namespace string, spec v1beta1.SwitchSpec) ([]decision.NamedPolicy, error) {
-	var out []decision.NamedPolicy
-	for _, e := range spec.Entries() {
-		var state interface {
-			client.Object
-			StateView() *v1beta1.DynamicIngressState
-		} = &v1beta1.DynamicIngressState{}
-		key := client.ObjectKey{Namespace: namespace, Name: e.State.Name}
-		if e.State.IsCluster() {
-			state, key = &v1beta1.ClusterDynamicIngressState{}, client.ObjectKey{Name: e.State.Name}
-		}
-		err := r.Get(ctx, key, state)
-		switch {
-		case apierrors.IsNotFound(err), apierrors.IsForbidden(err), meta.IsNoMatchError(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", e.State, err)
-		}
-		out = append(out, decision.NamedPolicy{State: e.State.String(), Policy: state.StateView().Spec.OverridePolicy})
-	}
-	return out, nil
-}
 
 // validatePinPolicy refuses a pin, set or changed (old nil on create),
 // that breaks the override policy of a state the switch follows: the
@@ -49,7 +21,7 @@ func validatePinPolicy(ctx context.Context, r client.Reader, namespace string, o
 	if sw.Override == "" || !pinRemade(old, sw) {
 		return nil
 	}
-	policies, err := followedPolicies(ctx, r, namespace, sw)
+	policies, err := follow.Policies(ctx, r, namespace, sw)
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("spec", "override"), err)}
 	}
