@@ -22,7 +22,8 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controller"
 	// The operator's own metrics register on controller-runtime's registry
 	// when the package loads, so that /metrics lists them from the start.
-	_ "github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/memory"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/version"
 	webhookv1beta1 "github.com/dynamicingress/dynamic-ingress-operator/internal/webhook/v1beta1"
@@ -57,6 +58,7 @@ func run() error {
 		clusterStates          bool
 		clusterResourceNS      string
 		flipStalledAfter       time.Duration
+		gcPercentAtRest        int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, for example :8443; 0 turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated clients allowed to get /metrics (a TokenReview and a SubjectAccessReview per client); false serves plain HTTP to anyone.")
@@ -80,6 +82,7 @@ func run() error {
 	flag.BoolVar(&clusterStates, "cluster-states", true, "Follow ClusterDynamicIngressStates: reconcile them and let switches in admitted namespaces follow them. Needs read and status access to them and read access to Namespaces; turn off in namespaced mode when the install does not grant it.")
 	flag.StringVar(&clusterResourceNS, "cluster-resource-namespace", "", "Namespace of the Secrets that ClusterDynamicIngressStates' probe headers read; empty means the pod's own namespace (outside a cluster there is none, and such headers fail).")
 	flag.DurationVar(&flipStalledAfter, "flip-stalled-after", controller.DefaultFlipStalledAfter, "How long after a change of a state its DynamicIngressNotifiers send FlipStalled when some followers do not show it yet (5s to 1h).")
+	flag.IntVar(&gcPercentAtRest, "gc-percent-at-rest", memory.DefaultPercent, "The garbage collector's target (GOGC) while the manager is at rest, after 30s of few allocations: the heap's headroom is then only memory; any work puts GOGC back. 0 leaves GOGC alone.")
 	printVersion := flag.Bool("version", false, "Print the version, the git commit and the Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -192,6 +195,11 @@ func run() error {
 	}); err != nil {
 		return err
 	}
+	rest := &memory.Rest{Percent: gcPercentAtRest, Log: log.WithName("memory")}
+	if err := mgr.Add(rest); err != nil {
+		return err
+	}
+	metrics.RegisterRest(rest.AtRest)
 	readyCheck := healthz.Ping
 	if enableWebhooks {
 		if err := webhookv1beta1.SetupWebhooksWithManager(mgr, guard); err != nil {

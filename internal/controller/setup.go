@@ -140,7 +140,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := index.Setup(ctx, mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
 	// One set of evaluation slots, shared in turn between namespaces, for

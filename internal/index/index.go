@@ -5,10 +5,12 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
-
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
@@ -82,32 +84,63 @@ type switchSpec interface {
 }
 
 // Setup registers every index, for both kinds of switch and for
-// notifiers, with the manager's field indexer.
-func Setup(ctx context.Context, indexer client.FieldIndexer) error {
+// notifiers, with the manager's cache. State and Target are asked within a
+// namespace only, so they are kept in namespaces only (InNamespace).
+func Setup(ctx context.Context, c cache.Cache) error {
 	for _, obj := range []switchSpec{&v1beta1.DynamicIngress{}, &v1beta1.DynamicHTTPRoute{}} {
-		if err := indexer.IndexField(ctx, obj, State, func(o client.Object) []string {
+		if err := InNamespace(ctx, c, obj, State, func(o client.Object) []string {
 			return followed(o.(switchSpec).SwitchSpec(), false)
 		}); err != nil {
 			return err
 		}
-		if err := indexer.IndexField(ctx, obj, ClusterState, func(o client.Object) []string {
+		if err := c.IndexField(ctx, obj, ClusterState, func(o client.Object) []string {
 			return followed(o.(switchSpec).SwitchSpec(), true)
 		}); err != nil {
 			return err
 		}
-		if err := indexer.IndexField(ctx, obj, Target, func(o client.Object) []string {
+		if err := InNamespace(ctx, c, obj, Target, func(o client.Object) []string {
 			return []string{o.(switchSpec).SwitchSpec().Target.Name}
 		}); err != nil {
 			return err
 		}
 	}
-	return indexer.IndexField(ctx, &v1beta1.DynamicIngressNotifier{}, NotifierState, func(o client.Object) []string {
+	return c.IndexField(ctx, &v1beta1.DynamicIngressNotifier{}, NotifierState, func(o client.Object) []string {
 		var keys []string
 		for _, ref := range o.(*v1beta1.DynamicIngressNotifier).Spec.States {
 			keys = append(keys, NotifierStateKey(ref))
 		}
 		return keys
 	})
+}
+
+// InNamespace registers a field index of obj's kind like
+// client.FieldIndexer.IndexField, but keeps each value under its
+// namespace only: IndexField keeps it twice, under its namespace and under
+// all namespaces, and at 10 000 switches the second copy of a one-to-one
+// index such as Target costs about 3 MiB (docs/benchmarks.md, "Memory at
+// rest"). A List with client.MatchingFields on such a field must name a
+// namespace (client.InNamespace); without one it finds nothing.
+//
+// The index's name and keys are the ones controller-runtime's cache reader
+// looks up ("field:" + field, "namespace/value"); TestInNamespace lists
+// through it against a real API server.
+func InNamespace(ctx context.Context, c cache.Informers, obj client.Object, field string, extract client.IndexerFunc) error {
+	inf, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return inf.AddIndexers(toolscache.Indexers{"field:" + field: func(raw any) ([]string, error) {
+		o, ok := raw.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("object of type %T is not an Object", raw)
+		}
+		vals := extract(o)
+		keys := make([]string, len(vals))
+		for i, v := range vals {
+			keys[i] = o.GetNamespace() + "/" + v
+		}
+		return keys, nil
+	}})
 }
 
 // followed are the names of the states of one kind (cluster or not) that a

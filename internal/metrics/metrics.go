@@ -291,3 +291,22 @@ func CountNotification(namespace, name, notificationType, result string) {
 func ForgetNotifier(namespace, name string) {
 	notifications.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
 }
+
+// MemoryAtRestName is the gauge that says whether the manager's lower
+// garbage-collector target at rest is in effect (docs/operations.md,
+// "Memory at rest").
+const MemoryAtRestName = "dynamicingress_manager_memory_at_rest"
+
+// RegisterRest registers MemoryAtRestName, 1 while atRest says so. Call it
+// once, from the manager's main.
+func RegisterRest(atRest func() bool) {
+	ctrlmetrics.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: MemoryAtRestName,
+		Help: "1 while the manager is at rest (30s of few allocations) and collects garbage with --gc-percent-at-rest; 0 while it works.",
+	}, func() float64 {
+		if atRest() {
+			return 1
+		}
+		return 0
+	}))
+}

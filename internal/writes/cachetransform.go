@@ -1,6 +1,8 @@
 package writes
 
 import (
+	"unique"
+
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +23,8 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // StripSwitch drops a switch's or a state's managedFields and the copy of
 // it that client-side kubectl apply keeps in an annotation: the engine
-// reads their spec, status and identity only.
+// reads their spec, status and identity only. It shares the strings that
+// many objects hold alike (interned).
 func StripSwitch(in any) (any, error) {
 	obj, err := meta.Accessor(in)
 	if err != nil {
@@ -36,8 +39,55 @@ func StripSwitch(in any) (any, error) {
 			obj.SetAnnotations(a)
 		}
 	}
+	internMeta(obj)
+	if sw, ok := in.(interface{ SwitchStatus() *v1beta1.SwitchStatus }); ok {
+		internConditions(sw.SwitchStatus().Conditions)
+	}
+	if st, ok := in.(interface {
+		StateView() *v1beta1.DynamicIngressState
+	}); ok {
+		internConditions(st.StateView().Status.Conditions)
+	}
 	return in, nil
 }
+
+// The cache keeps every switch, state and managed target, and its objects
+// are read-only: controller-runtime gives every Get and List a deep copy,
+// and the lists that ask for none (client.UnsafeDisableDeepCopy) only
+// read. So strings that many objects hold alike (the namespace, an owner's
+// kind, a condition's type and reason, a field manager's name) can be one
+// string for all of them, and so can the labels of a target that has only
+// the operator's own: each object then keeps a pointer instead of a copy
+// (docs/benchmarks.md, "Memory at rest").
+
+// intern is s's canonical copy: one for every equal string the cache holds.
+func intern(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// internMeta shares obj's namespace and its owners' API versions and kinds.
+func internMeta(obj metav1.Object) {
+	obj.SetNamespace(intern(obj.GetNamespace()))
+	for i := range obj.GetOwnerReferences() {
+		ref := &obj.GetOwnerReferences()[i]
+		ref.APIVersion, ref.Kind = intern(ref.APIVersion), intern(ref.Kind)
+	}
+}
+
+// internConditions shares each condition's type, status and reason.
+func internConditions(cs []metav1.Condition) {
+	for i := range cs {
+		c := &cs[i]
+		c.Type, c.Status, c.Reason = intern(c.Type), metav1.ConditionStatus(intern(string(c.Status))), intern(c.Reason)
+	}
+}
+
+// managedByOnly is the labels of every target whose template adds none:
+// one map for all of them (a map of one entry costs about 300 bytes).
+var managedByOnly = map[string]string{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}
 
 // StripTarget keeps of a target's managedFields only the entries of the
 // operator's field owner (what target.UpToDate and the hand-over of created
@@ -59,7 +109,17 @@ func StripTarget(in any) (any, error) {
 			if len(ours) != len(entries) {
 				obj.SetManagedFields(ours)
 			}
+			kept := obj.GetManagedFields()
+			for i := range kept {
+				e := &kept[i]
+				e.Manager, e.APIVersion, e.FieldsType = intern(e.Manager), intern(e.APIVersion), intern(e.FieldsType)
+				e.Operation = metav1.ManagedFieldsOperationType(intern(string(e.Operation)))
+			}
 		}
+		if l := obj.GetLabels(); len(l) == 1 && l[v1beta1.LabelManagedBy] == v1beta1.ManagedByValue {
+			obj.SetLabels(managedByOnly)
+		}
+		internMeta(obj)
 	}
 	switch t := in.(type) {
 	case *networkingv1.Ingress:

@@ -8,7 +8,9 @@
 package writes
 
 import (
-	"fmt"
+	"context"
+	"maps"
+	"reflect"
 	"sync"
 	"time"
 
@@ -50,10 +52,22 @@ type OwnWrites struct {
 
 	mu     sync.Mutex
 	writes map[ownWriteKey]ownWrite
+	// pruneAt is when the writes older than MaxCacheLag are next dropped
+	// (zero: no prune is due). A write the cache showed is forgotten by
+	// the reconcile that sees it; a switch's status write is seen by no
+	// reconcile until the switch's next one, which at rest may be hours
+	// away, and an entry older than MaxCacheLag already counts as held.
+	pruneAt time.Time
+	// peak is the most writes held since the map was last made: a Go map
+	// never gives back the room it grew to, so a prune that leaves a
+	// quarter of it or less copies what is left into a new one.
+	peak int
 }
 
 type ownWriteKey struct {
-	kind string
+	// kind is the object's Go type: comparable and kept by the runtime,
+	// so a key costs no string of its own.
+	kind reflect.Type
 	types.NamespacedName
 }
 
@@ -71,7 +85,7 @@ func NewOwnWrites(clk clock.PassiveClock) *OwnWrites {
 }
 
 func keyOf(obj client.Object) ownWriteKey {
-	return ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: client.ObjectKeyFromObject(obj)}
+	return ownWriteKey{kind: reflect.TypeOf(obj), NamespacedName: client.ObjectKeyFromObject(obj)}
 }
 
 // Wrote records that obj, as the API server returned it, is the manager's
@@ -89,7 +103,7 @@ func (w *OwnWrites) Deleted(obj client.Object) {
 // example's kind at key at resourceVersion, for writes that return only
 // the object's metadata.
 func (w *OwnWrites) WroteVersion(example client.Object, key types.NamespacedName, resourceVersion string) {
-	w.recordKey(ownWriteKey{kind: fmt.Sprintf("%T", example), NamespacedName: key}, resourceVersion, false)
+	w.recordKey(ownWriteKey{kind: reflect.TypeOf(example), NamespacedName: key}, resourceVersion, false)
 }
 
 func (w *OwnWrites) record(obj client.Object, deleted bool) {
@@ -102,7 +116,42 @@ func (w *OwnWrites) recordKey(key ownWriteKey, resourceVersion string, deleted b
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writes[key] = ownWrite{resourceVersion: resourceVersion, deleted: deleted, at: w.clock.Now()}
+	now := w.clock.Now()
+	w.writes[key] = ownWrite{resourceVersion: resourceVersion, deleted: deleted, at: now}
+	w.peak = max(w.peak, len(w.writes))
+	w.pruneLocked(now)
+}
+
+// pruneLocked drops, at most once every MaxCacheLag, the writes older than
+// MaxCacheLag: CacheHolds already counts them as held, so dropping them
+// changes no answer, and the record then stays the size of the writes in
+// flight instead of one entry for each object written since the start.
+func (w *OwnWrites) pruneLocked(now time.Time) {
+	if now.Before(w.pruneAt) {
+		return
+	}
+	for k, last := range w.writes {
+		if now.Sub(last.at) > MaxCacheLag {
+			delete(w.writes, k)
+		}
+	}
+	w.pruneAt = now.Add(MaxCacheLag)
+	if w.peak >= 64 && len(w.writes) <= w.peak/4 {
+		// Not maps.Clone: it copies the map's tables at their size.
+		fresh := make(map[ownWriteKey]ownWrite, len(w.writes))
+		maps.Copy(fresh, w.writes)
+		w.writes, w.peak = fresh, len(fresh)
+	}
+}
+
+// Prune drops the writes older than MaxCacheLag now: the manager calls it
+// every MaxCacheLag (RunPrune), so that at rest, when no write comes to
+// prune on, the record empties too.
+func (w *OwnWrites) Prune() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pruneAt = w.clock.Now()
+	w.pruneLocked(w.pruneAt)
 }
 
 // Forget drops what is known of the object of obj's kind at key: call it
@@ -110,7 +159,7 @@ func (w *OwnWrites) recordKey(key ownWriteKey, resourceVersion string, deleted b
 func (w *OwnWrites) Forget(obj client.Object, key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.writes, ownWriteKey{kind: fmt.Sprintf("%T", obj), NamespacedName: key})
+	delete(w.writes, ownWriteKey{kind: reflect.TypeOf(obj), NamespacedName: key})
 }
 
 // CacheHolds reports whether cached, as read from the cache, already shows
@@ -170,4 +219,19 @@ func (w *OwnWrites) len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.writes)
+}
+
+// RunPrune calls Prune every MaxCacheLag until ctx ends: a manager
+// Runnable (manager.RunnableFunc).
+func (w *OwnWrites) RunPrune(ctx context.Context) error {
+	tick := time.NewTicker(MaxCacheLag)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			w.Prune()
+		}
+	}
 }

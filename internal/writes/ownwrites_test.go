@@ -1,6 +1,7 @@
 package writes
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -123,5 +124,42 @@ func TestLagRetry(t *testing.T) {
 		if got := lagRetry(tc.waited); got != tc.want {
 			t.Errorf("lagRetry(%v) = %v, want %v", tc.waited, got, tc.want)
 		}
+	}
+}
+
+// TestOwnWritesPrune: writes no reconcile looks at again (a switch's status
+// write, at rest) are dropped once older than MaxCacheLag, when CacheHolds
+// would count them as held anyway; younger ones are kept.
+func TestOwnWritesPrune(t *testing.T) {
+	ing := func(name, rv string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: rv}}
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	w := NewOwnWrites(clk)
+	for i := range 100 {
+		w.Wrote(ing(fmt.Sprintf("old-%d", i), "10"))
+	}
+	clk.SetTime(clk.Now().Add(MaxCacheLag / 2))
+	w.Wrote(ing("young", "20"))
+	w.Prune()
+	if w.len() != 101 {
+		t.Fatalf("%d writes remembered after a prune before any is MaxCacheLag old, want 101", w.len())
+	}
+	clk.SetTime(clk.Now().Add(MaxCacheLag/2 + time.Second))
+	w.Prune()
+	if w.len() != 1 {
+		t.Fatalf("%d writes remembered after a prune, want 1 (the one younger than MaxCacheLag)", w.len())
+	}
+	if w.peak != 1 {
+		t.Errorf("after a prune that left 1 of 101 writes the map still has room for %d: it must be made anew", w.peak)
+	}
+	if w.CacheHolds(ing("young", "19")) {
+		t.Error("the young write was forgotten: a cache older than it counts as holding it")
+	}
+	// A write made after MaxCacheLag since the last prune prunes too.
+	clk.SetTime(clk.Now().Add(MaxCacheLag + time.Second))
+	w.Wrote(ing("later", "30"))
+	if w.len() != 1 {
+		t.Errorf("%d writes remembered after a write past the prune time, want 1 (the new one)", w.len())
 	}
 }

@@ -90,6 +90,9 @@ type config struct {
 	// quiet: no write for this long ends a flip's request count; settle:
 	// the pause before an idle or memory reading.
 	quiet, settle time.Duration
+	// restWait: how long the scale measure waits for the manager to be at
+	// rest before its memory readings (0: it reads at once).
+	restWait time.Duration
 	// gcWait: how long the memory measure waits for a garbage collection
 	// after the sync (0: not at all).
 	gcWait time.Duration
@@ -224,6 +227,7 @@ var fullConfig = config{
 	serviceIdleServices: 1000,
 	quiet:               time.Second,
 	settle:              3 * time.Second,
+	restWait:            90 * time.Second,
 	gcWait:              150 * time.Second,
 	writeDocs:           true,
 	command:             "make bench",

@@ -300,6 +300,20 @@ func (rep *report) markdown() string {
 			round(sc.caughtUp), "required at most", round(restartBound), durRatio(sc.caughtUp, restartBound))
 		sum.add(fmt.Sprintf("scale: manager peak RSS, %d switches (converging from empty / restart)", sc.switches),
 			mib(sc.peak.rss)+" / "+mib(sc.restartPk.rss), "the chart's memory limit", mib(chartMemoryLimit()), ratio(float64(max(sc.peak.rss, sc.restartPk.rss)), float64(chartMemoryLimit())))
+		perSwitch := func(v float64) string { return fmt.Sprintf("%.1f KiB", v/1024/float64(sc.switches)) }
+		for _, m := range []struct {
+			what       string
+			conv, rest float64
+			bar        float64
+		}{
+			{"working set at rest (anonymous + file pages used)", float64(sc.rest.workingSet), float64(sc.restartRest.workingSet), restWorkingSetBar},
+			{"live heap at rest", sc.rest.live, sc.restartRest.live, restLiveHeapBar},
+			{"VmRSS at rest", float64(sc.rest.rss), float64(sc.restartRest.rss), restWorkingSetBar},
+		} {
+			sum.add(fmt.Sprintf("scale: %s a switch, %d switches (converged / restarted)", m.what, sc.switches),
+				perSwitch(m.conv)+" / "+perSwitch(m.rest), "bar a switch", fmt.Sprintf("%.0f KiB", m.bar/1024),
+				ratio(max(m.conv, m.rest)/float64(sc.switches), m.bar))
+		}
 	}
 	if c := rep.cluster; c != nil {
 		c.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {

@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +33,22 @@ const (
 	scaleFloorNS = "scale-floor-owned"
 	// restartBound is what the restart must stay within (docs/benchmarks.md).
 	restartBound = 60 * time.Second
+	// restWorkingSetBar and restLiveHeapBar are the bars of memory at rest
+	// a switch, at 10 000 switches (docs/benchmarks.md, "Memory at rest").
+	restWorkingSetBar = 12 << 10
+	restLiveHeapBar   = 6 << 10
 )
 
 // memReading is the manager's memory at one moment, or the peak of a phase.
 type memReading struct {
 	rss        int64
 	heap, live float64
+	// workingSet: the anonymous pages and the file pages (the binary's)
+	// used over the reading's window (docs/benchmarks.md, "Memory at
+	// rest"); atRest: how long after the start of the reading the
+	// manager's lower GC target at rest was in effect (0: never).
+	workingSet int64
+	atRest     time.Duration
 }
 
 // scaleResult is the switch scale measure.
@@ -109,11 +121,31 @@ func (s *memorySampler) end(m *managerProc) memReading {
 	return memReading{rss: procStatusBytes(m.Pid(), "VmHWM:"), heap: s.heapPeak}
 }
 
-// restingMemory is the median of five readings of RSS, heap_alloc and the
-// live heap after the last GC, over cfg.settle.
+// restingMemory waits up to cfg.restWait for the manager to be at rest
+// (dynamicingress_manager_memory_at_rest; the manager rests after 30s of
+// few allocations), then reads its working set over
+// five times cfg.settle and takes the median of five readings of RSS, heap_alloc and
+// the live heap after the last GC over that window.
 func (b *bench) restingMemory(ctx context.Context, m *managerProc) (memReading, error) {
+	var r memReading
+	t0 := time.Now()
+	for time.Since(t0) < b.cfg.restWait {
+		mm, err := scrapeURL(ctx, m.metricsURL, []string{atRestMetric})
+		if err != nil {
+			return memReading{}, err
+		}
+		if mm.sum(atRestMetric, nil) == 1 {
+			r.atRest = time.Since(t0)
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	clearReferenced(m.Pid())
 	var rss, heap, live []float64
 	for range 5 {
+		// Five times the settle: the working set over 15 s in make bench,
+		// about one metrics scrape's interval.
+		time.Sleep(b.cfg.settle)
 		mm, err := scrapeURL(ctx, m.metricsURL, []string{"go_memstats_heap_alloc_bytes", "go_gc_heap_live_bytes"})
 		if err != nil {
 			return memReading{}, err
@@ -121,9 +153,81 @@ func (b *bench) restingMemory(ctx context.Context, m *managerProc) (memReading, 
 		rss = append(rss, float64(rssBytes(m.Pid())))
 		heap = append(heap, mm.sum("go_memstats_heap_alloc_bytes", nil))
 		live = append(live, mm.sum("go_gc_heap_live_bytes", nil))
-		time.Sleep(b.cfg.settle / 5)
 	}
-	return memReading{rss: int64(medianFloat(rss)), heap: medianFloat(heap), live: medianFloat(live)}, nil
+	r.workingSet = workingSet(m.Pid())
+	b.memoryBreakdown(ctx, m)
+	r.rss, r.heap, r.live = int64(medianFloat(rss)), medianFloat(heap), medianFloat(live)
+	return r, nil
+}
+
+const (
+	// atRestMetric is the manager's gauge of its GC target at rest.
+	atRestMetric = "dynamicingress_manager_memory_at_rest"
+)
+
+// clearReferenced clears the accessed bits of the process's pages
+// (/proc/PID/clear_refs), so that smaps' Referenced counts the pages used
+// since.
+func clearReferenced(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("1"), 0)
+}
+
+// workingSet is what of the process's memory a container's limit cannot
+// take back: every anonymous page (there is no swap), and the file-backed
+// pages (the binary's code and read-only data) used since clearReferenced.
+// The kernel reclaims the others, pages of start-up code read once, before
+// it counts a container out of memory, and the kubelet's working set
+// (container_memory_working_set_bytes) leaves them out as inactive.
+func workingSet(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	var anon, fileRef int64
+	file := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			file = fields[4] != "0"
+			continue
+		}
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch {
+		case fields[0] == "Anonymous:":
+			anon += kb
+		case fields[0] == "Referenced:" && file:
+			fileRef += kb
+		}
+	}
+	return (anon + fileRef) * 1024
+}
+
+// breakdownSeries are the runtime's figures that say where a manager's
+// resident memory is: the heap in spans and returned to the OS, the GC's
+// next goal, stacks and the runtime's other own memory.
+var breakdownSeries = []string{
+	"go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes",
+	"go_memstats_next_gc_bytes", "go_memstats_stack_sys_bytes", "go_memstats_sys_bytes", "go_gc_heap_live_bytes",
+}
+
+// memoryBreakdown prints where the manager's resident memory is: anonymous
+// and file-backed pages (the binary's), and the runtime's own figures.
+func (b *bench) memoryBreakdown(ctx context.Context, m *managerProc) {
+	mm, err := scrapeURL(ctx, m.metricsURL, breakdownSeries)
+	if err != nil {
+		return
+	}
+	line := fmt.Sprintf("memory breakdown: VmRSS %s (anon %s, file %s), working set %s", mib(rssBytes(m.Pid())),
+		mib(procStatusBytes(m.Pid(), "RssAnon:")), mib(procStatusBytes(m.Pid(), "RssFile:")), mib(workingSet(m.Pid())))
+	for _, s := range breakdownSeries {
+		line += fmt.Sprintf(", %s %s", strings.TrimPrefix(strings.TrimSuffix(s, "_bytes"), "go_memstats_"), mib(int64(mm.sum(s, nil))))
+	}
+	b.progress("%s", line)
 }
 
 // scaleStateName names the states of scaleNS.
@@ -213,6 +317,7 @@ func (b *bench) switchScale(ctx context.Context) (*scaleResult, error) {
 	// The readings' own scrapes count towards the peak too.
 	res.peak.rss = procStatusBytes(m.Pid(), "VmHWM:")
 	b.heapProfile(m, "heap-converged")
+	b.watchRest(ctx, m)
 	b.progress("scale: converged after %s; RSS %s at rest (peak %s), heap %s (peak %s)",
 		round(res.converged), mib(res.rest.rss), mib(res.peak.rss), mib(int64(res.rest.heap)), mib(int64(res.peak.heap)))
 
@@ -363,12 +468,14 @@ func (r *scaleResult) markdown(cfg config) string {
 	w("The manager runs with its metrics on. Peak RSS is VmHWM from /proc; peak heap the largest `go_memstats_heap_alloc_bytes` sampled every %s; ", memorySampleEvery)
 	w("at rest: medians of five readings after the writes stopped. \"Caught up\": from starting the new manager until it had reconciled every DynamicIngress and state and its queues were empty; ")
 	w("the restart's writes are kube-apiserver's count from the start until no write for %s after that.\n\n", cfg.quiet)
-	t := &table{header: []string{"phase", "time", "writes", "RSS at rest", "heap_alloc at rest", "live heap at rest", "peak RSS", "peak heap_alloc (sampled)"}}
-	t.add(fmt.Sprintf("converge from empty (creates answered after %s)", round(r.created)), round(r.converged), "–",
-		mib(r.rest.rss), mib(int64(r.rest.heap)), mib(int64(r.rest.live)), mib(r.peak.rss), mib(int64(r.peak.heap)))
+	w("At rest means after the manager's lower GC target at rest took effect (`dynamicingress_manager_memory_at_rest`, \"at rest after\": from the end of the writes); the working set is the anonymous pages and the binary's pages used over the readings' %s (smaps' Referenced after clear_refs). ", 5*cfg.settle)
+	w("\n\n")
+	t := &table{header: []string{"phase", "time", "writes", "at rest after", "working set at rest", "RSS at rest", "heap_alloc at rest", "live heap at rest", "peak RSS", "peak heap_alloc (sampled)"}}
+	t.add(fmt.Sprintf("converge from empty (creates answered after %s)", round(r.created)), round(r.converged), "–", restAfter(r.rest.atRest),
+		mib(r.rest.workingSet), mib(r.rest.rss), mib(int64(r.rest.heap)), mib(int64(r.rest.live)), mib(r.peak.rss), mib(int64(r.peak.heap)))
 	t.add(fmt.Sprintf("restart until caught up (%d of %d Ready after it)", r.readyAfterRestart, r.switches), round(r.caughtUp),
-		fmt.Sprintf("%g (%s)", r.restartWrites.writes(""), r.restartWrites.writeSummary()),
-		mib(r.restartRest.rss), mib(int64(r.restartRest.heap)), mib(int64(r.restartRest.live)), mib(r.restartPk.rss), mib(int64(r.restartPk.heap)))
+		fmt.Sprintf("%g (%s)", r.restartWrites.writes(""), r.restartWrites.writeSummary()), restAfter(r.restartRest.atRest),
+		mib(r.restartRest.workingSet), mib(r.restartRest.rss), mib(int64(r.restartRest.heap)), mib(int64(r.restartRest.live)), mib(r.restartPk.rss), mib(int64(r.restartPk.heap)))
 	w("%s\n", t)
 	w("%s", r.flips.ownedFloorTable(cfg.ownedFloorWorkers))
 	return sb.String()
@@ -388,4 +495,26 @@ func (b *bench) heapProfile(m *managerProc, name string) {
 		defer func() { _ = resp.Body.Close() }()
 		return io.ReadAll(resp.Body)
 	})()
+}
+
+// watchRest, when BENCH_REST gives a duration, prints the manager's memory
+// breakdown every 20 s for that long: how resident memory moves at rest,
+// after the start-up peak.
+func (b *bench) watchRest(ctx context.Context, m *managerProc) {
+	d, err := time.ParseDuration(os.Getenv("BENCH_REST"))
+	if err != nil {
+		return
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		time.Sleep(20 * time.Second)
+		b.memoryBreakdown(ctx, m)
+	}
+}
+
+// restAfter says when the manager was at rest after the writes ended.
+func restAfter(d time.Duration) string {
+	if d == 0 {
+		return "not waited for"
+	}
+	return round(d)
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -326,6 +327,9 @@ func (r *Reconciler) reportWriteFailure(ctx context.Context, before stateObject,
 // ClusterDynamicIngressStates, both reconciling through this engine.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, clusterStates bool) error {
 	if err := mgr.Add(r.Scheduler); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(r.writes.RunPrune)); err != nil {
 		return err
 	}
 	r.clusterStatesOn = clusterStates

@@ -1,0 +1,96 @@
+package memory
+
+import (
+	"context"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestBusy(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		name            string
+		allocated, live uint64
+		want            bool
+	}{
+		{"nothing", 0, 60 * mib, false},
+		{"a scrape of 10 000 switches", 15 * mib, 60 * mib, false},
+		{"half the live heap", 30 * mib, 60 * mib, true},
+		{"a flip of 500 in a small manager", 40 * mib, 10 * mib, true},
+		{"a small manager's scrape: under the floor", 6 * mib, 4 * mib, false},
+		{"the floor", 8 * mib, 4 * mib, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Busy(tt.allocated, tt.live); got != tt.want {
+				t.Errorf("Busy(%d MiB, %d MiB) = %v, want %v", tt.allocated/mib, tt.live/mib, got, tt.want)
+			}
+		})
+	}
+}
+
+// gcPercent reads the collector's target without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestRest runs the loop on this test's own runtime: quiet, it lowers the
+// target; allocating, it puts the target back; stopped, it leaves the
+// target as it found it.
+func TestRest(t *testing.T) {
+	if !(&Rest{Percent: 25}).Enabled() {
+		t.Skip("GOGC=off")
+	}
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	r := &Rest{Percent: 25, QuietFor: 100 * time.Millisecond, Tick: 10 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Start(ctx) }()
+	waitFor(t, "at rest", r.AtRest)
+	if p := gcPercent(); p != 25 {
+		t.Errorf("GOGC at rest = %d, want 25", p)
+	}
+	// Work: allocate well over the floor each tick until Rest sees it.
+	var keep [][]byte
+	waitFor(t, "awake", func() bool {
+		keep = append(keep[:0], make([]byte, 16<<20))
+		return !r.AtRest()
+	})
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC after work = %d, want 100", p)
+	}
+	waitFor(t, "at rest again", r.AtRest)
+	cancel()
+	<-done
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC after Start returned at rest = %d, want 100", p)
+	}
+	_ = keep
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("not %s within 10s", what)
+}
+
+// TestRestLeavesALowerGOGC: a GOGC already at or below the target at rest
+// is left alone.
+func TestRestLeavesALowerGOGC(t *testing.T) {
+	before := debug.SetGCPercent(20)
+	defer debug.SetGCPercent(before)
+	r := &Rest{Percent: 25, QuietFor: 50 * time.Millisecond, Tick: 10 * time.Millisecond}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := gcPercent(); p != 20 || r.AtRest() {
+		t.Errorf("GOGC = %d, at rest %v; want 20 and not at rest", p, r.AtRest())
+	}
+}
