@@ -182,6 +182,11 @@ func run() error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	rest := &memory.Rest{Percent: gcPercentAtRest, Log: log.WithName("memory")}
+	if err := mgr.Add(rest); err != nil {
+		return err
+	}
+	metrics.RegisterRest(rest.AtRest)
 	if err := controller.SetupWithManager(ctx, mgr, controller.Options{
 		Guard:                        guard,
 		MaxBodyBytes:                 maxBodyBytes,
@@ -192,14 +197,10 @@ func run() error {
 		ClusterResourceNamespace:     clusterResourceNS,
 		FlipStalledAfter:             flipStalledAfter,
 		Namespaces:                   watched,
+		Working:                      rest.Wake,
 	}); err != nil {
 		return err
 	}
-	rest := &memory.Rest{Percent: gcPercentAtRest, Log: log.WithName("memory")}
-	if err := mgr.Add(rest); err != nil {
-		return err
-	}
-	metrics.RegisterRest(rest.AtRest)
 	readyCheck := healthz.Ping
 	if enableWebhooks {
 		if err := webhookv1beta1.SetupWebhooksWithManager(mgr, guard); err != nil {

@@ -76,6 +76,9 @@ type Options struct {
 	// Namespaces the manager watches; every namespace when empty. Service
 	// states count the endpoints of Services in these namespaces only.
 	Namespaces []string
+	// Working, when set, is called at the start of every switch's
+	// reconcile (memory.Rest.Wake).
+	Working func()
 }
 
 // DefaultFlipStalledAfter is --flip-stalled-after's default.
@@ -246,6 +249,7 @@ func setupSwitches(mgr ctrl.Manager, kind target.Kind, opts Options, gate *flip.
 	r.Expressions = expressions
 	r.Served = checks
 	r.Flips = flips
+	r.Working = opts.Working
 	return r.SetupWithManager(mgr)
 }
 

@@ -122,10 +122,13 @@ func Setup(ctx context.Context, c cache.Cache) error {
 // namespace (client.InNamespace); without one it finds nothing.
 //
 // The index's name and keys are the ones controller-runtime's cache reader
-// looks up ("field:" + field, "namespace/value"); TestInNamespace lists
-// through it against a real API server.
+// looks up ("field:" + field, "namespace/value"). A namespace-restricted
+// cache (--namespaces) hands AddIndexers to each namespace's informer. The
+// envtest suites list through both indexes: a state's flip finds its
+// followers by State, and a second switch naming a taken target is
+// refused by Target.
 func InNamespace(ctx context.Context, c cache.Informers, obj client.Object, field string, extract client.IndexerFunc) error {
-	inf, err := c.GetInformer(ctx, obj)
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return err
 	}

@@ -29,18 +29,11 @@ func TestBusy(t *testing.T) {
 	}
 }
 
-// gcPercent reads the collector's target without changing it.
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
-}
-
 // TestRest runs the loop on this test's own runtime: quiet, it lowers the
 // target; allocating, it puts the target back; stopped, it leaves the
 // target as it found it.
 func TestRest(t *testing.T) {
-	if !(&Rest{Percent: 25}).Enabled() {
+	if gcPercent() < 0 {
 		t.Skip("GOGC=off")
 	}
 	before := debug.SetGCPercent(100)
@@ -92,5 +85,45 @@ func TestRestLeavesALowerGOGC(t *testing.T) {
 	}
 	if p := gcPercent(); p != 20 || r.AtRest() {
 		t.Errorf("GOGC = %d, at rest %v; want 20 and not at rest", p, r.AtRest())
+	}
+}
+
+// TestRestWake: Wake puts the target back at once, and the quiet time
+// counts again from it.
+func TestRestWake(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	r := &Rest{Percent: 25, QuietFor: 300 * time.Millisecond, Tick: 10 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Start(ctx) }()
+	// Start puts the target back when it returns: wait for it, so that it
+	// does not do so in the next test.
+	defer func() { cancel(); <-done }()
+	waitFor(t, "at rest", r.AtRest)
+	r.Wake()
+	if p := gcPercent(); p != 100 || r.AtRest() {
+		t.Fatalf("after Wake: GOGC %d, at rest %v; want 100, not at rest", p, r.AtRest())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if r.AtRest() {
+		t.Error("at rest again 100ms after Wake, before its quiet time")
+	}
+	waitFor(t, "at rest again", r.AtRest)
+}
+
+// TestRestLeavesGCOff: with the collector off (GOGC=off, or any negative
+// GOGC), Rest never turns it on.
+func TestRestLeavesGCOff(t *testing.T) {
+	before := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(before)
+	r := &Rest{Percent: 25, QuietFor: 20 * time.Millisecond, Tick: 5 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(200 * time.Millisecond)
+	if p := gcPercent(); p >= 0 || r.AtRest() {
+		t.Errorf("GOGC = %d, at rest %v; want the collector still off", p, r.AtRest())
 	}
 }

@@ -1,6 +1,7 @@
 package writes
 
 import (
+	"sync"
 	"unique"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -60,12 +61,24 @@ func StripSwitch(in any) (any, error) {
 // the operator's own: each object then keeps a pointer instead of a copy
 // (docs/benchmarks.md, "Memory at rest").
 
+// interned keeps the handle of every string intern was given: unique
+// keeps a canonical string only while a handle to it lives, so without
+// these each collection would forget them and the next object would keep
+// a copy again. The strings are few (namespaces, kinds, API versions,
+// field managers, condition types, statuses and reasons).
+var interned sync.Map // string → unique.Handle[string]
+
 // intern is s's canonical copy: one for every equal string the cache holds.
 func intern(s string) string {
 	if s == "" {
 		return s
 	}
-	return unique.Make(s).Value()
+	if h, ok := interned.Load(s); ok {
+		return h.(unique.Handle[string]).Value()
+	}
+	h := unique.Make(s)
+	interned.Store(h.Value(), h)
+	return h.Value()
 }
 
 // internMeta shares obj's namespace and its owners' API versions and kinds.

@@ -91,6 +91,9 @@ type Reconciler struct {
 	// Flips follows each state change until its followers show it; nil
 	// follows none.
 	Flips *flip.Tracker
+	// Working, when set, is called at the start of every reconcile: work
+	// begins (memory.Rest.Wake puts the collector's target back).
+	Working func()
 	// queue is this controller's work queue, once it has started.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
@@ -147,6 +150,9 @@ func kindName(kind target.Kind) string {
 // Reconcile reads the switch and its state, syncs the target and writes
 // the status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.Working != nil {
+		r.Working()
+	}
 	kind := r.Kind.SwitchKind()
 	// Taken before anything is read: this reconcile counts as the one a
 	// state change expected only if it began after that change was seen.
