@@ -122,6 +122,13 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	if cluster.WebhookCertDir != "" {
 		args = append(args, "--webhook-cert-path="+cluster.WebhookCertDir, fmt.Sprintf("--webhook-port=%d", cluster.WebhookPort))
 	}
+	metricsPort, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	// Plain HTTP on loopback, for the demo's last step to read.
+	args = append(args, fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort), "--metrics-secure=false")
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	logPath := filepath.Join(dir, "manager.log")
 	mgr, err := controlplane.StartProcess(logPath, managerPath, args...)
 	if err != nil {
@@ -132,7 +139,7 @@ func run(once bool, managerPath, pluginPath, flagAddr, promAddr string) error {
 	say("logs: %s", logPath)
 
 	k := &kubectl{controlplane.Kubectl{Kubeconfig: cluster.Kubeconfig, PluginDir: pluginDir}}
-	if err := story(k, flags, big, prom, traffic, sink); err != nil {
+	if err := story(k, flags, big, prom, traffic, sink, metricsURL); err != nil {
 		if mgr.Exited() {
 			err = fmt.Errorf("%w (the manager exited; see %s)", err, logPath)
 		}
@@ -179,7 +186,7 @@ const (
 var wideColumns = []string{"get", "-n", namespace, "dynamicingress", "-o", "wide"}
 
 // story runs the steps a newcomer watches, each checked.
-func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus, traffic *dataPlane, sink *notificationSink) error {
+func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Prometheus, traffic *dataPlane, sink *notificationSink, metricsURL string) error {
 	title("1. Apply the samples: a Secret, three states, a cluster state, six DynamicIngresses, a DynamicHTTPRoute and a notifier")
 	if err := k.show("create", "namespace", namespace); err != nil {
 		return err
@@ -381,7 +388,10 @@ func story(k *kubectl, flags, big *controlplane.StatusAPI, prom *controlplane.Pr
 	if err := pinThatEnds(k, traffic); err != nil {
 		return err
 	}
-	return pinNeedsApproval(k, traffic)
+	if err := pinNeedsApproval(k, traffic); err != nil {
+		return err
+	}
+	return memoryAtRest(k, metricsURL, traffic)
 }
 
 // requestPermission shows that a user who may edit switches but not create
