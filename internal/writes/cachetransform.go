@@ -1,6 +1,9 @@
 package writes
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"unique"
 
@@ -41,6 +44,7 @@ func StripSwitch(in any) (any, error) {
 		}
 	}
 	internMeta(obj)
+	shareTemplates(in)
 	if sw, ok := in.(interface{ SwitchStatus() *v1beta1.SwitchStatus }); ok {
 		internConditions(sw.SwitchStatus().Conditions)
 	}
@@ -81,9 +85,12 @@ func intern(s string) string {
 	return h.Value()
 }
 
-// internMeta shares obj's namespace and its owners' API versions and kinds.
+// internMeta shares obj's namespace, its owners' API versions and kinds,
+// and its labels and annotations maps.
 func internMeta(obj metav1.Object) {
 	obj.SetNamespace(intern(obj.GetNamespace()))
+	obj.SetLabels(shareMap(obj.GetLabels()))
+	obj.SetAnnotations(shareMap(obj.GetAnnotations()))
 	for i := range obj.GetOwnerReferences() {
 		ref := &obj.GetOwnerReferences()[i]
 		ref.APIVersion, ref.Kind = intern(ref.APIVersion), intern(ref.Kind)
@@ -98,9 +105,75 @@ func internConditions(cs []metav1.Condition) {
 	}
 }
 
-// managedByOnly is the labels of every target whose template adds none:
-// one map for all of them (a map of one entry costs about 300 bytes).
-var managedByOnly = map[string]string{v1beta1.LabelManagedBy: v1beta1.ManagedByValue}
+// maxSharedMaps bounds the distinct maps shareMap keeps: maps of switches
+// since deleted stay in it, so a cluster whose templates' labels and
+// annotations all differ keeps at most this many (a few MiB), and the
+// ones past it keep their own.
+const maxSharedMaps = 4096
+
+// sharedMaps are the label and annotation maps shareMap hands out, by
+// their content (mapKey).
+var sharedMaps = struct {
+	sync.Mutex
+	byContent map[string]map[string]string
+}{byContent: map[string]map[string]string{}}
+
+// shareMap is one map for every equal map of labels or annotations the
+// cache holds: many switches' templates carry the same annotations, and
+// every target the operator's label (a map of one entry costs about 300
+// bytes). Maps of more than 16 entries keep their own.
+func shareMap(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > 16 {
+		return m
+	}
+	key := mapKey(m)
+	sharedMaps.Lock()
+	defer sharedMaps.Unlock()
+	if shared, ok := sharedMaps.byContent[key]; ok {
+		return shared
+	}
+	if len(sharedMaps.byContent) < maxSharedMaps {
+		sharedMaps.byContent[key] = m
+	}
+	return m
+}
+
+// mapKey is m's content as one string: its keys in order, each with its
+// value, NUL-separated (neither keys nor values hold a NUL).
+func mapKey(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// shareTemplates shares the labels and annotations of a switch's two
+// templates.
+func shareTemplates(in any) {
+	var metas []*v1beta1.TemplateMetadata
+	switch sw := in.(type) {
+	case *v1beta1.DynamicIngress:
+		for _, v := range []*v1beta1.IngressVariant{sw.Spec.PassiveIngress, sw.Spec.ActiveIngress} {
+			if v != nil {
+				metas = append(metas, &v.Template.Metadata)
+			}
+		}
+	case *v1beta1.DynamicHTTPRoute:
+		for _, v := range []*v1beta1.HTTPRouteVariant{sw.Spec.PassiveRoute, sw.Spec.ActiveRoute} {
+			if v != nil {
+				metas = append(metas, &v.Template.Metadata)
+			}
+		}
+	}
+	for _, m := range metas {
+		m.Labels, m.Annotations = shareMap(m.Labels), shareMap(m.Annotations)
+	}
+}
 
 // StripTarget keeps of a target's managedFields only the entries of the
 // operator's field owner (what target.UpToDate and the hand-over of created
@@ -128,9 +201,6 @@ func StripTarget(in any) (any, error) {
 				e.Manager, e.APIVersion, e.FieldsType = intern(e.Manager), intern(e.APIVersion), intern(e.FieldsType)
 				e.Operation = metav1.ManagedFieldsOperationType(intern(string(e.Operation)))
 			}
-		}
-		if l := obj.GetLabels(); len(l) == 1 && l[v1beta1.LabelManagedBy] == v1beta1.ManagedByValue {
-			obj.SetLabels(managedByOnly)
 		}
 		internMeta(obj)
 	}

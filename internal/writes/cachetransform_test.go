@@ -60,8 +60,9 @@ func TestCacheTransforms(t *testing.T) {
 }
 
 // TestCacheTransformsShare: two targets, decoded apart, keep one copy of
-// the strings they hold alike and one labels map when the operator's label
-// is their only one; two switches one copy of their conditions' strings.
+// the strings they hold alike and one labels map for equal labels; two
+// switches one copy of their conditions' strings and one map for equal
+// template annotations.
 // The values are the same (TestCacheTransforms).
 func TestCacheTransformsShare(t *testing.T) {
 	// fresh is a copy of s in memory of its own, as a decoder makes it.
@@ -106,8 +107,18 @@ func TestCacheTransformsShare(t *testing.T) {
 		return di
 	}
 	x, y := sw("x"), sw("y")
+	for _, d := range []*v1beta1.DynamicIngress{x, y} {
+		d.Spec.ActiveIngress = &v1beta1.IngressVariant{Template: v1beta1.IngressTemplate{Metadata: v1beta1.TemplateMetadata{
+			Annotations: map[string]string{fresh("nginx.ingress.kubernetes.io/permanent-redirect"): fresh("https://sorry.example.com")}}}}
+	}
 	_, _ = StripSwitch(x)
 	_, _ = StripSwitch(y)
+	if reflect.ValueOf(x.Spec.ActiveIngress.Template.Metadata.Annotations).UnsafePointer() != reflect.ValueOf(y.Spec.ActiveIngress.Template.Metadata.Annotations).UnsafePointer() {
+		t.Error("two equal template annotation maps kept apart")
+	}
+	if got := x.Spec.ActiveIngress.Template.Metadata.Annotations["nginx.ingress.kubernetes.io/permanent-redirect"]; got != "https://sorry.example.com" {
+		t.Errorf("a shared template annotation reads %q", got)
+	}
 	same("switch namespace", x.Namespace, y.Namespace)
 	same("condition type", x.Status.Conditions[0].Type, y.Status.Conditions[0].Type)
 	same("condition status", string(x.Status.Conditions[0].Status), string(y.Status.Conditions[0].Status))
