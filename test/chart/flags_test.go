@@ -153,6 +153,7 @@ var flagValues = map[string]struct {
 	"max-concurrent-reconciles":       {map[string]any{"controller": map[string]any{"maxConcurrentReconciles": 64}}, "--max-concurrent-reconciles=64"},
 	"state-max-concurrent-reconciles": {map[string]any{"controller": map[string]any{"stateMaxConcurrentReconciles": 4}}, "--state-max-concurrent-reconciles=4"},
 	"flip-stalled-after":              {map[string]any{"notifications": map[string]any{"flipStalledAfter": "5m"}}, "--flip-stalled-after=5m"},
+	"gc-percent-at-rest":              {map[string]any{"memory": map[string]any{"gcPercentAtRest": 0}}, "--gc-percent-at-rest=0"},
 	"kube-api-qps":                    {map[string]any{"kubeAPI": map[string]any{"qps": 50.5}}, "--kube-api-qps=50.5"},
 	"kube-api-burst":                  {map[string]any{"kubeAPI": map[string]any{"burst": 1000000}}, "--kube-api-burst=1000000"},
 	"namespaces":                      {map[string]any{"watchNamespaces": []any{"shop", "team-a"}}, "--namespaces=shop,team-a"},

@@ -150,6 +150,7 @@ The manager's arguments: every flag of cmd/main.go, from the values.
 - --max-concurrent-reconciles={{ int64 .Values.controller.maxConcurrentReconciles }}
 - --state-max-concurrent-reconciles={{ int64 .Values.controller.stateMaxConcurrentReconciles }}
 - --flip-stalled-after={{ .Values.notifications.flipStalledAfter }}
+- --gc-percent-at-rest={{ int64 .Values.memory.gcPercentAtRest }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ int64 .Values.kubeAPI.burst }}
 {{- with .Values.watchNamespaces }}
