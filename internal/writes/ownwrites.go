@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -224,14 +225,6 @@ func (w *OwnWrites) len() int {
 // RunPrune calls Prune every MaxCacheLag until ctx ends: a manager
 // Runnable (manager.RunnableFunc).
 func (w *OwnWrites) RunPrune(ctx context.Context) error {
-	tick := time.NewTicker(MaxCacheLag)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			w.Prune()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { w.Prune() }, MaxCacheLag)
+	return nil
 }
