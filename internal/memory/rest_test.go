@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 )
@@ -36,12 +37,9 @@ func TestRest(t *testing.T) {
 	if gcPercent() < 0 {
 		t.Skip("GOGC=off")
 	}
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
+	withGOGC(t, 100)
 	r := &Rest{Percent: 25, QuietFor: 100 * time.Millisecond, Tick: 10 * time.Millisecond}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Start(ctx) }()
+	stop := run(t, r)
 	waitFor(t, "at rest", r.AtRest)
 	if p := gcPercent(); p != 25 {
 		t.Errorf("GOGC at rest = %d, want 25", p)
@@ -56,12 +54,31 @@ func TestRest(t *testing.T) {
 		t.Errorf("GOGC after work = %d, want 100", p)
 	}
 	waitFor(t, "at rest again", r.AtRest)
-	cancel()
-	<-done
+	stop()
 	if p := gcPercent(); p != 100 {
 		t.Errorf("GOGC after Start returned at rest = %d, want 100", p)
 	}
 	_ = keep
+}
+
+// withGOGC sets the collector's target for the test, and puts the one
+// before it back after it.
+func withGOGC(t *testing.T, percent int) {
+	before := debug.SetGCPercent(percent)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+}
+
+// run starts r and returns how to stop it; the test stops it at the end
+// anyway. Start puts the target back when it returns, so stopping waits
+// for it: it must not do so in the next test.
+func run(t *testing.T, r *Rest) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Start(ctx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -77,8 +94,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestRestLeavesALowerGOGC: a GOGC already at or below the target at rest
 // is left alone.
 func TestRestLeavesALowerGOGC(t *testing.T) {
-	before := debug.SetGCPercent(20)
-	defer debug.SetGCPercent(before)
+	withGOGC(t, 20)
 	r := &Rest{Percent: 25, QuietFor: 50 * time.Millisecond, Tick: 10 * time.Millisecond}
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -91,15 +107,9 @@ func TestRestLeavesALowerGOGC(t *testing.T) {
 // TestRestWake: Wake puts the target back at once, and the quiet time
 // counts again from it.
 func TestRestWake(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
+	withGOGC(t, 100)
 	r := &Rest{Percent: 25, QuietFor: 300 * time.Millisecond, Tick: 10 * time.Millisecond}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Start(ctx) }()
-	// Start puts the target back when it returns: wait for it, so that it
-	// does not do so in the next test.
-	defer func() { cancel(); <-done }()
+	run(t, r)
 	waitFor(t, "at rest", r.AtRest)
 	r.Wake()
 	if p := gcPercent(); p != 100 || r.AtRest() {
@@ -115,13 +125,9 @@ func TestRestWake(t *testing.T) {
 // TestRestLeavesGCOff: with the collector off (GOGC=off, or any negative
 // GOGC), Rest never turns it on.
 func TestRestLeavesGCOff(t *testing.T) {
-	before := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(before)
+	withGOGC(t, -1)
 	r := &Rest{Percent: 25, QuietFor: 20 * time.Millisecond, Tick: 5 * time.Millisecond}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	run(t, r)
 	time.Sleep(200 * time.Millisecond)
 	if p := gcPercent(); p >= 0 || r.AtRest() {
 		t.Errorf("GOGC = %d, at rest %v; want the collector still off", p, r.AtRest())
