@@ -1,12 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // restSeries are the metrics the at-rest step shows: the manager's gauge,
@@ -20,7 +22,7 @@ func memoryAtRest(k *kubectl, metricsURL string, traffic *dataPlane) error {
 	title("14. At rest the manager gives memory back; a flip takes it again at once")
 	say("With nothing to do for 30s, the manager collects garbage more often (GOGC 25, --gc-percent-at-rest):")
 	say("the heap's headroom is then only memory. Its metrics (%s):", metricsURL)
-	if _, err := waitMetric(metricsURL, "dynamicingress_manager_memory_at_rest", 1, 90*time.Second); err != nil {
+	if err := waitMetric(metricsURL, "dynamicingress_manager_memory_at_rest", 1, 90*time.Second); err != nil {
 		return err
 	}
 	if err := showMetrics(metricsURL); err != nil {
@@ -31,7 +33,7 @@ func memoryAtRest(k *kubectl, metricsURL string, traffic *dataPlane) error {
 	if err != nil {
 		return err
 	}
-	if _, err := waitMetric(metricsURL, "dynamicingress_manager_memory_at_rest", 0, 10*time.Second); err != nil {
+	if err := waitMetric(metricsURL, "dynamicingress_manager_memory_at_rest", 0, 10*time.Second); err != nil {
 		return err
 	}
 	if err := showMetrics(metricsURL); err != nil {
@@ -51,8 +53,9 @@ func memoryAtRest(k *kubectl, metricsURL string, traffic *dataPlane) error {
 	return nil
 }
 
-// metricValues reads the restSeries' values from the manager's metrics.
-func metricValues(url string) (map[string]string, error) {
+// metricValues reads the restSeries' values (each a gauge of one series)
+// from the manager's metrics, as Prometheus parses them.
+func metricValues(url string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -64,28 +67,31 @@ func metricValues(url string) (map[string]string, error) {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	values := map[string]string{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if ok && !strings.HasPrefix(name, "#") {
-			values[name] = value
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]float64{}
+	for _, name := range restSeries {
+		if f := families[name]; f != nil && len(f.GetMetric()) == 1 && f.GetMetric()[0].GetGauge() != nil {
+			values[name] = f.GetMetric()[0].GetGauge().GetValue()
 		}
 	}
-	return values, sc.Err()
+	return values, nil
 }
 
 // waitMetric waits until the series name reads want.
-func waitMetric(url, name string, want float64, timeout time.Duration) (map[string]string, error) {
+func waitMetric(url, name string, want float64, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		values, err := metricValues(url)
-		if err == nil && values[name] == fmt.Sprint(want) {
-			return values, nil
+		got, ok := values[name]
+		if err == nil && ok && got == want {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s did not read %v within %s (last: %q, %v)", name, want, timeout, values[name], err)
+			return fmt.Errorf("%s did not read %v within %s (last: %v, %v)", name, want, timeout, got, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -99,7 +105,7 @@ func showMetrics(url string) error {
 	}
 	fmt.Printf("$ curl -s %s | grep -E '^(%s) '\n", url, strings.Join(restSeries, "|"))
 	for _, name := range restSeries {
-		fmt.Printf("%s %s\n", name, values[name])
+		fmt.Printf("%s %g\n", name, values[name])
 	}
 	return nil
 }
