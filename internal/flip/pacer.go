@@ -2,9 +2,12 @@ package flip
 
 import (
 	"context"
+	"runtime/trace"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 )
 
 // The pace of the events that the status gate lets go after a flip: a burst
@@ -80,7 +83,7 @@ func (p *Pacer) Start(ctx context.Context) error {
 				event() // taken: recorded now rather than lost
 				break
 			}
-			event()
+			trace.WithRegion(ctx, regions.Event, event)
 		}
 	}
 }

@@ -2,9 +2,11 @@ package served
 
 import (
 	"hash/fnv"
+	"runtime/trace"
 	"slices"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
 
@@ -72,7 +74,9 @@ func (s *Checks) run(key string, g *servedGroup) {
 				next = offset
 			}
 		}
+		region := trace.StartRegion(s.ctx, regions.ServedRequest)
 		resp, err := s.prober.Probe(s.ctx, g.req)
+		region.End()
 		s.releaseSlot(g.req.Tenant)
 		if s.ctx.Err() != nil {
 			return

@@ -7,6 +7,7 @@ package states
 
 import (
 	"context"
+	"runtime/trace"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/index"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/workers"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
@@ -186,6 +188,7 @@ func (p *probeNotifications) notify(key string) {
 // Reconcile registers or removes the state's probe and writes its status
 // when it changed.
 func (k *stateKind) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	defer trace.StartRegion(ctx, regions.StateReconcile).End()
 	r := k.engine
 	key := req.String()
 	obj := k.newObject()
@@ -288,7 +291,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, state stateObject, status 
 	// lags behind this manager's own last write (past the wait of
 	// ownWrites) would give a new history entry the sequence of the one it
 	// replaces; the API server refuses it, and the retry reads anew.
+	region := trace.StartRegion(ctx, regions.StateStatus)
 	err := r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	region.End()
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil

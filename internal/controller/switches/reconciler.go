@@ -9,6 +9,7 @@ package switches
 import (
 	"context"
 	"errors"
+	"runtime/trace"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/evaluate"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/metrics"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
@@ -150,6 +152,7 @@ func kindName(kind target.Kind) string {
 // Reconcile reads the switch and its state, syncs the target and writes
 // the status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	defer trace.StartRegion(ctx, regions.SwitchReconcile).End()
 	if r.Working != nil {
 		r.Working()
 	}

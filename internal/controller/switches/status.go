@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/flip"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/served"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -210,7 +212,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, sw target.Switch, status *
 	if err != nil {
 		return false, err
 	}
+	region := trace.StartRegion(ctx, regions.SwitchStatus)
 	rv, err := r.metadata.PatchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
+	region.End()
 	if err != nil {
 		return false, client.IgnoreNotFound(err)
 	}

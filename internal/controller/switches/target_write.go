@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/trace"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/decision"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/writes"
 )
 
@@ -27,7 +29,9 @@ import (
 func (r *Reconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered writes.RenderedFrom, from *bool) (targetResult, bool, error) {
 	targetKind := r.Kind.TargetGVK().Kind
 	mode := decision.ModeName(rendered.Active())
+	region := trace.StartRegion(ctx, regions.TargetWrite)
 	rv, err := r.metadata.Apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
+	region.End()
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
