@@ -277,6 +277,8 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 	defer stopProfile()
 	stopManagerProfile := b.profileManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
 	defer stopManagerProfile()
+	stopTrace := b.traceManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
+	defer stopTrace()
 	t0 := time.Now()
 	run.start = t0
 	ingW.startAt(t0)
@@ -302,6 +304,8 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 	run.statusDone = maxDuration(diW.durations())
 	run.statusFirst = minDuration(diW.durations())
 	run.stateStatus = maxDuration(stW.durations())
+	b.traced(stopTrace, t0, fmt.Sprintf("flip of %d %s: state status seen %s, Ingresses seen %s–%s, switch statuses seen %s–%s",
+		n, direction(active), round(run.stateStatus), round(run.first), round(run.total), round(run.statusFirst), round(run.statusDone)))
 	after, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second)
 	if err != nil {
 		return run, err

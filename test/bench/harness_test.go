@@ -339,7 +339,7 @@ type managerProc struct {
 	args    []string
 	// metricsURL is set when the manager serves controller-runtime's metrics.
 	metricsURL string
-	// pprofURL is set when it serves Go's profiles (BENCH_PROFILE).
+	// pprofURL is set when it serves Go's profiles (BENCH_PROFILE, BENCH_TRACE).
 	pprofURL string
 }
 
@@ -403,7 +403,7 @@ func (h *harness) startManager(opts managerOptions) (*managerProc, error) {
 		args = append(args, "--probe-deny-cidrs=192.0.2.0/24")
 	}
 	var pprofURL string
-	if (opts.pprof || os.Getenv("BENCH_PROFILE") != "") && h.managerFlags["pprof-bind-address"] {
+	if (opts.pprof || os.Getenv("BENCH_PROFILE") != "" || os.Getenv("BENCH_TRACE") != "") && h.managerFlags["pprof-bind-address"] {
 		port, err := controlplane.FreePort()
 		if err != nil {
 			return nil, err
