@@ -283,8 +283,9 @@ func (o *outsideClient) answers(ctx context.Context, host string, active bool) (
 }
 
 // await requests every host until it answers with the shape of the mode
-// and returns when each did, from t0; it fails after timeout.
-func (o *outsideClient) await(ctx context.Context, hosts []string, active bool, t0 time.Time, timeout time.Duration) ([]time.Duration, error) {
+// and returns when each did, from t0; it fails after timeout. onServed,
+// when set, is told each host's index as soon as it is served.
+func (o *outsideClient) await(ctx context.Context, hosts []string, active bool, t0 time.Time, timeout time.Duration, onServed func(i int)) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	at := make([]time.Duration, len(hosts))
@@ -303,6 +304,9 @@ func (o *outsideClient) await(ctx context.Context, hosts []string, active bool, 
 					ok, answer := o.answers(ctx, hosts[i], active)
 					if ok {
 						at[i] = time.Since(t0)
+						if onServed != nil {
+							onServed(i)
+						}
 						continue
 					}
 					last[i] = answer
@@ -411,6 +415,12 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 	if err != nil {
 		return nil, err
 	}
+	var sf *statusFloor
+	if !sm.checksOff {
+		if sf, err = sm.setupStatusFloor(ctx, floor, op); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := b.waitQuiet(ctx, 2*b.cfg.quiet, 60*time.Second); err != nil {
 		return nil, err
 	}
@@ -422,6 +432,11 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 					return err
 				}
 				res.runs = append(res.runs, run)
+				if sf != nil {
+					if err := sf.record(ctx, op, active); err != nil {
+						return err
+					}
+				}
 				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s (the check saw it after max %s, p50 %s; the condition True after that max %s, p50 %s); CPU s %s",
 					n, rep+1, direction(active), round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
 					reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)),
@@ -432,7 +447,7 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 		for _, w := range b.cfg.ownedFloorWorkers {
 			steps = append(steps, func() error {
 				for _, active := range []bool{true, false} {
-					run, err := sm.floorFlip(ctx, floor, active, w, own)
+					run, err := sm.floorFlip(ctx, floor, active, w, own, nil)
 					if err != nil {
 						return err
 					}
@@ -448,12 +463,24 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 			return nil, err
 		}
 	}
+	// The status floor's flips come after every round, so that its status
+	// patches never precede the operator's flips nor the owned floor's.
+	if sf != nil {
+		if err := sm.statusFloorFlips(ctx, sf, floor, own, res); err != nil {
+			return nil, err
+		}
+	}
 	if !sm.checksOff && b.cfg.servedStalling > 0 && n == b.cfg.servedNs[0] {
 		if err := sm.besideStalling(ctx, op, m, res); err != nil {
 			return nil, err
 		}
 	}
 	m.stop()
+	if sf != nil {
+		if err := sf.delete(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for _, ns := range []string{op.ns, floor.ns} {
 		if err := h.clearNamespace(ctx, ns); err != nil {
 			return nil, err
@@ -515,7 +542,7 @@ func (sm *servedMeasure) setupOperator(ctx context.Context, s servedNamespace) (
 		return 0, fmt.Errorf("creating %d DynamicIngresses: %w", s.n, err)
 	}
 	timeout := flipTimeout(s.n, 100*time.Millisecond)
-	if _, err := sm.client.await(ctx, s.hosts, false, t0, timeout); err != nil {
+	if _, err := sm.client.await(ctx, s.hosts, false, t0, timeout, nil); err != nil {
 		return 0, err
 	}
 	if !sm.checksOff {
@@ -547,7 +574,7 @@ func (sm *servedMeasure) setupFloor(ctx context.Context, s servedNamespace) (*me
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := sm.client.await(ctx, s.hosts, false, t0, flipTimeout(s.n, 100*time.Millisecond)); err != nil {
+	if _, err := sm.client.await(ctx, s.hosts, false, t0, flipTimeout(s.n, 100*time.Millisecond), nil); err != nil {
 		return nil, err
 	}
 	sm.quietSince = time.Now()
@@ -627,7 +654,7 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 		return run, err
 	}
 	timeout := flipTimeout(s.n, 100*time.Millisecond)
-	at, err := sm.client.await(ctx, s.hosts, active, t0, timeout)
+	at, err := sm.client.await(ctx, s.hosts, active, t0, timeout, nil)
 	if err != nil {
 		return run, fmt.Errorf("operator flip %s: %w (%v)", direction(active), err, m.check())
 	}
@@ -669,9 +696,33 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 
 // floorFlip applies the floor's Ingresses in the new shape, as the
 // operator would, from workers goroutines, and times them and the hosts.
-func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, active bool, workers int, own *metav1.OwnerReference) (servedRun, error) {
+// With sf it is the status floor's flip: each host's status is patched
+// onto its switch's copy as soon as the outside client sees it served,
+// and timed as the operator's Served conditions are.
+func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, active bool, workers int, own *metav1.OwnerReference, sf *statusFloor) (servedRun, error) {
 	h := sm.b.h
 	run := servedRun{who: servedFloorName(workers), n: s.n, active: active}
+	var (
+		statusW  *arrivals
+		writes   *statusWrites
+		onServed func(int)
+	)
+	if sf != nil {
+		run.who = statusFloorName
+		var err error
+		if statusW, err = watchArrivals(ctx, sf.copies(), s.n, copyServedFor(active)); err != nil {
+			return run, err
+		}
+		defer statusW.stop()
+		if statusW.before != 0 {
+			return run, fmt.Errorf("%d copies already have the new status before the status floor's flip", statusW.before)
+		}
+		if writes, err = sf.start(ctx, active); err != nil {
+			return run, err
+		}
+		defer func() { _ = writes.finish() }()
+		onServed = writes.served
+	}
 	list, err := h.cs.NetworkingV1().Ingresses(s.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return run, err
@@ -692,13 +743,16 @@ func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, activ
 	cpu0 := sm.cpu(nil)
 	t0 := time.Now()
 	ingW.startAt(t0)
+	if statusW != nil {
+		statusW.startAt(t0)
+	}
 	type served struct {
 		at  []time.Duration
 		err error
 	}
 	done := make(chan served, 1)
 	go func() {
-		at, err := sm.client.await(ctx, s.hosts, active, t0, flipTimeout(s.n, 100*time.Millisecond))
+		at, err := sm.client.await(ctx, s.hosts, active, t0, flipTimeout(s.n, 100*time.Millisecond), onServed)
 		done <- served{at, err}
 	}()
 	if err := parallel(s.n, workers, func(i int) error {
@@ -718,6 +772,19 @@ func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, activ
 		return run, err
 	}
 	sm.summarize(&run, r.at, ingW)
+	if sf == nil {
+		return run, nil
+	}
+	if err := writes.finish(); err != nil {
+		return run, fmt.Errorf("status floor flip %s: %w", direction(active), err)
+	}
+	if err := statusW.wait(flipTimeout(s.n, 10*time.Millisecond)); err != nil {
+		return run, fmt.Errorf("status floor flip %s, Served conditions: %w", direction(active), err)
+	}
+	conditions := statusW.byName()
+	for i, d := range r.at {
+		run.conditionDelays = append(run.conditionDelays, conditions[objName(i)]-d)
+	}
 	return run, nil
 }
 
@@ -867,6 +934,11 @@ func (r *servedResult) summaryRows(sum *table, workers []int) {
 			}
 			sum.add(fmt.Sprintf("served flip N=%d %s: host served → its Served condition True, max over %d flips", s.n, direction(active), op.flips),
 				round(op.conditionMax), "required at most", round(servedConditionBar), durRatio(op.conditionMax, servedConditionBar))
+			if sf := figuresOfServed(s.of(statusFloorName, active)); sf.flips > 0 {
+				sum.add(fmt.Sprintf("served flip N=%d %s: host served → its Served condition True, max over %d flips", s.n, direction(active), op.flips),
+					round(op.conditionMax), fmt.Sprintf("status floor: a plain client patches each status as the outside client sees its host served (%d workers), max over %d flips", statusFloorWorkers, sf.flips),
+					round(sf.conditionMax), durRatio(op.conditionMax, sf.conditionMax))
+			}
 		}
 		s.fairnessRows(sum)
 	}
@@ -887,7 +959,9 @@ func (r *servedResult) markdown(cfg config) string {
 	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
-	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). CPU: medians, from the edit until the last host was served.\n\n")
+	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). ")
+	w("The status floor (with spec.served) is the owned floor's flip (%d workers) by a plain client that also, the moment the outside client sees a host served, patches the status the manager wrote in its last flip that way onto a copy of the switch (an object of a copy of the DynamicIngress CRD in a group of the bench's own, which the manager does not watch; %d workers): the soonest a Served condition can follow its host on this machine. ", statusFloorWorkers, statusFloorWorkers)
+	w("CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
 		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "of which until the check saw it: max / p50", "then until the condition: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
 	for _, s := range r.suites {
@@ -897,6 +971,7 @@ func (r *servedResult) markdown(cfg config) string {
 			for _, wk := range cfg.ownedFloorWorkers {
 				whos = append(whos, servedFloorName(wk))
 			}
+			whos = append(whos, statusFloorName)
 			for _, who := range whos {
 				f := figuresOfServed(s.of(who, active))
 				if f.flips == 0 {
@@ -906,7 +981,10 @@ func (r *servedResult) markdown(cfg config) string {
 				cond := round(f.conditionMax) + " / " + round(f.conditionMedian)
 				detect := round(f.detectMax) + " / " + round(f.detectMedian)
 				status := round(f.statusMax) + " / " + round(f.statusMedian)
-				if who != "operator" {
+				switch {
+				case who == statusFloorName:
+					name, detect, status = fmt.Sprintf("status floor: owned floor, %d workers, and a status patch at each host served", statusFloorWorkers), "–", "–"
+				case who != "operator":
 					var wk int
 					_, _ = fmt.Sscanf(who, "served-floor-%d", &wk)
 					name, cond, detect, status = fmt.Sprintf("owned floor, %d workers", wk), "–", "–", "–"
@@ -946,6 +1024,16 @@ func checkServedFlips(t *testing.T, cfg config, res *servedResult) {
 			for _, who := range whos {
 				if got := len(s.of(who, active)); got != cfg.servedReps {
 					t.Errorf("served N=%d: %d %s flips %s, want %d", s.n, got, who, direction(active), cfg.servedReps)
+				}
+			}
+			if !res.checksOff {
+				if got := len(s.of(statusFloorName, active)); got != cfg.servedReps {
+					t.Errorf("served N=%d: %d status floor flips %s, want %d", s.n, got, direction(active), cfg.servedReps)
+				}
+				for _, r := range s.of(statusFloorName, active) {
+					if len(r.conditionDelays) != s.n {
+						t.Errorf("served N=%d %s: %d status floor statuses timed, want %d", s.n, direction(active), len(r.conditionDelays), s.n)
+					}
 				}
 			}
 			for _, r := range s.of("operator", active) {

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/dynamicingress/dynamic-ingress-operator/api/v1beta1"
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
+)
+
+// The Served condition's floor (the served measure, with spec.served): how
+// soon after its host is served a plain client has a switch's status
+// written, on the same machine, in a flip like the owned floor's through
+// the same Traefik. The plain client applies the owned floor's Ingresses
+// (32 workers) and, the moment the outside client sees a host served,
+// patches the status the manager wrote to that switch in its last flip the
+// same way onto a copy of the switch, as the manager writes a status (a
+// merge patch of what changed, made beforehand, answered with the metadata
+// only; 32 workers, as the manager's reconcile workers). The copies are objects of a copy of the
+// DynamicIngress CRD (the same schema, validation rules and status
+// subresource) in a group of the bench's own, which the manager does not
+// watch: a status patch costs the API server the same whoever sends it.
+// The plain client learns at once, without a request of its own, what the
+// manager's checks find out through Traefik, so no operator can do better:
+// it tells what the bar of 1.5 s asks of this machine.
+
+const (
+	statusFloorGroup   = "floor.bench.dynamicingress.io"
+	statusFloorName    = "served-status-floor"
+	statusFloorWorkers = 32
+)
+
+var statusFloorGVK = schema.GroupVersionKind{Group: statusFloorGroup, Version: v1beta1.GroupVersion.Version, Kind: "DynamicIngress"}
+
+// statusFloor is the copies of the floor namespace's switches and the
+// statuses the manager wrote in its last flip each way.
+type statusFloor struct {
+	h *harness
+	s servedNamespace
+	// statuses[active][name] is the status the manager wrote to the
+	// operator's switch name in its last flip to the mode.
+	statuses map[bool]map[string]json.RawMessage
+	// written is the status last written to each copy.
+	written map[string]json.RawMessage
+	// res writes the statuses as the manager does: a merge patch of what
+	// changed, answered with the metadata only.
+	res metadata.ResourceInterface
+}
+
+// installStatusFloorCRD creates the copy of the DynamicIngress CRD in
+// statusFloorGroup (once per control plane) and waits until it serves.
+func installStatusFloorCRD(ctx context.Context, h *harness) error {
+	raw, err := os.ReadFile(filepath.Join(controlplane.CRDDir(), "ingress.dynamicingress.io_dynamicingresses.yaml"))
+	if err != nil {
+		return err
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
+		return err
+	}
+	crd.SetName("dynamicingresses." + statusFloorGroup)
+	if err := unstructured.SetNestedField(crd.Object, statusFloorGroup, "spec", "group"); err != nil {
+		return err
+	}
+	if err := h.c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the status floor's CRD: %w", err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(crd.GroupVersionKind())
+		if err := h.c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+			return false, err
+		}
+		conditions, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conditions {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// setupStatusFloor creates a copy of each of the operator's switches in
+// the floor's namespace, with the status the manager wrote to it (passive).
+func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedNamespace) (*statusFloor, error) {
+	h := sm.b.h
+	if err := installStatusFloorCRD(ctx, h); err != nil {
+		return nil, err
+	}
+	md, err := metadata.NewForConfig(h.cfg)
+	if err != nil {
+		return nil, err
+	}
+	gvr := statusFloorGVK.GroupVersion().WithResource("dynamicingresses")
+	sf := &statusFloor{h: h, s: floor, statuses: map[bool]map[string]json.RawMessage{}, written: map[string]json.RawMessage{},
+		res: md.Resource(gvr).Namespace(floor.ns)}
+	if err := sf.record(ctx, op, false); err != nil {
+		return nil, err
+	}
+	if err := parallel(floor.n, 32, func(i int) error {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sm.servedSwitch(floor, i))
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetGroupVersionKind(statusFloorGVK)
+		if err := h.c.Create(ctx, u); err != nil {
+			return err
+		}
+		body, err := json.Marshal(map[string]json.RawMessage{"status": sf.statuses[false][objName(i)]})
+		if err != nil {
+			return err
+		}
+		_, err = sf.res.Patch(ctx, objName(i), types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("creating the status floor's %d copies: %w", floor.n, err)
+	}
+	for i := range floor.n {
+		sf.written[objName(i)] = sf.statuses[false][objName(i)]
+	}
+	return sf, nil
+}
+
+// record keeps the statuses the manager wrote to the switches of op, in
+// the mode they are in.
+func (sf *statusFloor) record(ctx context.Context, op servedNamespace, active bool) error {
+	var list v1beta1.DynamicIngressList
+	if err := sf.h.c.List(ctx, &list, client.InNamespace(op.ns)); err != nil {
+		return err
+	}
+	statuses := make(map[string]json.RawMessage, len(list.Items))
+	for _, di := range list.Items {
+		raw, err := json.Marshal(di.Status)
+		if err != nil {
+			return err
+		}
+		statuses[di.Name] = raw
+	}
+	sf.statuses[active] = statuses
+	return nil
+}
+
+// patches is, for each copy, the merge patch from the status last
+// written to it to the one the manager wrote in its last flip to the mode;
+// they count as written.
+func (sf *statusFloor) patches(active bool) ([][]byte, error) {
+	out := make([][]byte, sf.s.n)
+	for i := range sf.s.n {
+		name := objName(i)
+		to, ok := sf.statuses[active][name]
+		if !ok {
+			return nil, fmt.Errorf("no %s status of %s recorded from the operator", shapeDir(active), name)
+		}
+		diff, err := jsonpatch.CreateMergePatch(sf.written[name], to)
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = json.Marshal(map[string]json.RawMessage{"status": diff}); err != nil {
+			return nil, err
+		}
+		sf.written[name] = to
+	}
+	return out, nil
+}
+
+// copies lists and watches the copies.
+func (sf *statusFloor) copies() crLister {
+	return crLister{h: sf.h, ns: sf.s.ns, newList: func() client.ObjectList {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(statusFloorGVK.GroupVersion().WithKind("DynamicIngressList"))
+		return l
+	}}
+}
+
+// copyServedFor matches a copy whose Served condition is True for the mode.
+func copyServedFor(active bool) func(runtime.Object) (string, bool) {
+	served := servedFor(active)
+	return func(o runtime.Object) (string, bool) {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return "", false
+		}
+		var di v1beta1.DynamicIngress
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &di); err != nil {
+			return u.GetName(), false
+		}
+		return served(&di)
+	}
+}
+
+// statusWrites is one flip's status patches: each host's index as the
+// outside client sees it served, patched by statusFloorWorkers goroutines.
+type statusWrites struct {
+	queue chan int
+	once  sync.Once
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error
+}
+
+// start starts the writers of sf's copies to the mode, their patches
+// made beforehand.
+func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, error) {
+	patches, err := sf.patches(active)
+	if err != nil {
+		return nil, err
+	}
+	w := &statusWrites{queue: make(chan int, sf.s.n)}
+	for range statusFloorWorkers {
+		w.wg.Go(func() {
+			for i := range w.queue {
+				if _, err := sf.res.Patch(ctx, objName(i), types.MergePatchType, patches[i], metav1.PatchOptions{}, "status"); err != nil {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
+				}
+			}
+		})
+	}
+	return w, nil
+}
+
+// served queues host i's status.
+func (w *statusWrites) served(i int) { w.queue <- i }
+
+// finish waits for the patches queued; the first error, if any.
+func (w *statusWrites) finish() error {
+	w.once.Do(func() { close(w.queue) })
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+
+	return w.err
+}
+
+// delete removes the copies.
+func (sf *statusFloor) delete(ctx context.Context) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(statusFloorGVK)
+	return sf.h.c.DeleteAllOf(ctx, u, client.InNamespace(sf.s.ns))
+}
+
+// statusFloorFlips runs the status floor's flips, each way in every round,
+// once Traefik and the API server are quiet.
+func (sm *servedMeasure) statusFloorFlips(ctx context.Context, sf *statusFloor, floor servedNamespace, own *metav1.OwnerReference, res *servedSuite) error {
+	b := sm.b
+	for rep := range b.cfg.servedReps {
+		for _, active := range []bool{true, false} {
+			if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
+				return err
+			}
+			run, err := sm.floorFlip(ctx, floor, active, statusFloorWorkers, own, sf)
+			if err != nil {
+				return err
+			}
+			res.runs = append(res.runs, run)
+			b.progress("served N=%d round %d %s: %s: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; status written after the host max %s, p50 %s; CPU s %s",
+				floor.n, rep+1, direction(active), run.who, round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
+				reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)), servedCPU(run.cpu))
+		}
+	}
+	return nil
+}
