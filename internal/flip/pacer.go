@@ -72,7 +72,7 @@ func (p *Pacer) Start(ctx context.Context) error {
 				if p.limiter.Wait(drain) != nil {
 					return nil
 				}
-				event()
+				trace.WithRegion(drain, regions.Event, event)
 			}
 			return nil
 		case <-poll.C:
@@ -80,7 +80,7 @@ func (p *Pacer) Start(ctx context.Context) error {
 		}
 		for event := p.gate.nextEvent(); event != nil; event = p.gate.nextEvent() {
 			if err := p.limiter.Wait(ctx); err != nil {
-				event() // taken: recorded now rather than lost
+				trace.WithRegion(ctx, regions.Event, event) // taken: recorded now rather than lost
 				break
 			}
 			trace.WithRegion(ctx, regions.Event, event)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/regions"
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/target"
 )
@@ -74,9 +75,9 @@ func (s *Checks) run(key string, g *servedGroup) {
 				next = offset
 			}
 		}
-		region := trace.StartRegion(s.ctx, regions.ServedRequest)
-		resp, err := s.prober.Probe(s.ctx, g.req)
-		region.End()
+		var resp probe.Response
+		var err error
+		trace.WithRegion(s.ctx, regions.ServedRequest, func() { resp, err = s.prober.Probe(s.ctx, g.req) })
 		s.releaseSlot(g.req.Tenant)
 		if s.ctx.Err() != nil {
 			return

@@ -291,9 +291,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, state stateObject, status 
 	// lags behind this manager's own last write (past the wait of
 	// ownWrites) would give a new history entry the sequence of the one it
 	// replaces; the API server refuses it, and the retry reads anew.
-	region := trace.StartRegion(ctx, regions.StateStatus)
-	err := r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	region.End()
+	var err error
+	trace.WithRegion(ctx, regions.StateStatus, func() {
+		err = r.Status().Patch(ctx, state, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil

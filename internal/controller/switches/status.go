@@ -212,9 +212,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, sw target.Switch, status *
 	if err != nil {
 		return false, err
 	}
-	region := trace.StartRegion(ctx, regions.SwitchStatus)
-	rv, err := r.metadata.PatchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
-	region.End()
+	var rv string
+	trace.WithRegion(ctx, regions.SwitchStatus, func() {
+		rv, err = r.metadata.PatchStatus(ctx, v1beta1.GroupVersion.WithKind(r.Kind.SwitchKind()), client.ObjectKeyFromObject(sw), patch)
+	})
 	if err != nil {
 		return false, client.IgnoreNotFound(err)
 	}

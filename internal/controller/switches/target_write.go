@@ -29,9 +29,11 @@ import (
 func (r *Reconciler) applyTarget(ctx context.Context, swKey, key types.NamespacedName, existing client.Object, body []byte, rendered writes.RenderedFrom, from *bool) (targetResult, bool, error) {
 	targetKind := r.Kind.TargetGVK().Kind
 	mode := decision.ModeName(rendered.Active())
-	region := trace.StartRegion(ctx, regions.TargetWrite)
-	rv, err := r.metadata.Apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
-	region.End()
+	var rv string
+	var err error
+	trace.WithRegion(ctx, regions.TargetWrite, func() {
+		rv, err = r.metadata.Apply(ctx, r.Kind.TargetGVK(), key, body, v1beta1.FieldOwner)
+	})
 	if err != nil {
 		return unwritten(applyFailed(fmt.Errorf("applying %s %s: %w", targetKind, key, err)))
 	}
