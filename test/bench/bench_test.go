@@ -258,6 +258,9 @@ type bench struct {
 	cfg     config
 	started time.Time
 	report  report
+	// tracing is set while the flip measure's operator flips run: those
+	// are traced with BENCH_TRACE (trace_test.go).
+	tracing bool
 }
 
 func (b *bench) progress(format string, args ...any) {

@@ -273,12 +273,16 @@ func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *ma
 	}
 	cpu0 := h.cpu(m)
 
+	stopTrace := func() string { return "" }
+	if b.tracing {
+		// Before the profiles: it waits for the trace to begin.
+		stopTrace = b.traceManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
+		defer stopTrace()
+	}
 	stopProfile := b.profileAPIServer(ctx, fmt.Sprintf("operator-%d-%s", n, direction(active)))
 	defer stopProfile()
 	stopManagerProfile := b.profileManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
 	defer stopManagerProfile()
-	stopTrace := b.traceManager(m, fmt.Sprintf("manager-%d-%s", n, direction(active)))
-	defer stopTrace()
 	t0 := time.Now()
 	run.start = t0
 	ingW.startAt(t0)
@@ -769,7 +773,9 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switches, m *managerProc, res *flipSuiteResult) func() error {
 	return func() error {
 		for _, active := range []bool{true, false} {
+			b.tracing = what == "flip"
 			run, err := b.operatorFlip(ctx, s, active, m)
+			b.tracing = false
 			if err != nil {
 				return err
 			}

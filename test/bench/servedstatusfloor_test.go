@@ -115,7 +115,7 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	if err := sf.record(ctx, op, false); err != nil {
 		return nil, err
 	}
-	if err := parallel(floor.n, 32, func(i int) error {
+	if err := parallel(floor.n, statusFloorWorkers, func(i int) error {
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sm.servedSwitch(floor, i))
 		if err != nil {
 			return err

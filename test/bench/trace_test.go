@@ -18,19 +18,26 @@ import (
 )
 
 // Tracing a flip (BENCH_TRACE=dir): a Go execution trace of the manager
-// over each operator flip of the flip measure, from traceLead before the
-// edit, BENCH_TRACE_SECONDS long (default 4), saved into dir (go tool trace dir/<name>.trace) and
-// summarised beside the bench's own watches: for each region the manager
-// marks (internal/regions), how many ran, the first began and the last
-// ended after the state's edit, their durations, and how many ended in each
-// 100 ms. A trace slows the manager: its flips are for finding where the
-// time goes, never for the figures.
+// over each operator flip of the flip measure (not the other measures'),
+// from traceLead before the edit, BENCH_TRACE_SECONDS long (default 6),
+// saved into dir as manager-<N>-<direction>-<unix nanoseconds>.trace (go
+// tool trace) and summarised beside the bench's own watches: where the
+// trace begins and ends, and for each region the manager marks
+// (internal/regions) how many ran, the first began and the last ended
+// after the state's edit, their durations; how many of the writes, events
+// and served requests ended in each 100 ms. A trace slows the manager: its
+// flips are for finding where the time goes, never for the figures.
 
-// traceLead is how long before a traced flip's edit its trace is asked for.
-const traceLead = 300 * time.Millisecond
+// traceLead is how long before a traced flip's edit its trace is asked for;
+// traceBucket the timeline's step.
+const (
+	traceLead   = 300 * time.Millisecond
+	traceBucket = 100 * time.Millisecond
+)
 
 // traceManager takes a Go execution trace of the manager in the background
-// into the BENCH_TRACE directory, as name.trace; the returned function
+// into the BENCH_TRACE directory, as name-<unix nanoseconds>.trace, and
+// returns once the manager has had traceLead to begin it; the returned function
 // waits for it (once: later calls return the same) and returns its path
 // ("" without BENCH_TRACE, or when the manager serves no profiles or the
 // trace failed).
@@ -41,7 +48,11 @@ func (b *bench) traceManager(m *managerProc, name string) func() string {
 	}
 	seconds := os.Getenv("BENCH_TRACE_SECONDS")
 	if seconds == "" {
-		seconds = "4"
+		seconds = "6"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.progress("trace %s: %v", name, err)
+		return func() string { return "" }
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-%d.trace", strings.ReplaceAll(name, " ", "-"), time.Now().UnixNano()))
 	done := make(chan error, 1)
@@ -81,12 +92,12 @@ func (b *bench) traced(stop func() string, t0 time.Time, seen string) {
 	if path == "" {
 		return
 	}
-	spans, err := traceSpans(path)
+	spans, extent, err := traceSpans(path)
 	if err != nil {
 		b.progress("trace %s: %v", path, err)
 		return
 	}
-	b.progress("trace of the %s (%s):\n%s", seen, path, traceTimeline(spans, t0))
+	b.progress("trace of the %s (%s):\n%s", seen, path, traceTimeline(spans, extent, t0))
 }
 
 // span is one region of a trace, in wall-clock time; inner is the time of
@@ -97,17 +108,18 @@ type span struct {
 }
 
 // traceSpans reads the regions of a trace, by type, in wall-clock time
-// (from the trace's clock snapshots); regions still open at its end, or
-// begun before it, are left out.
-func traceSpans(path string) (map[string][]span, error) {
+// (from the trace's clock snapshots), and the trace's own extent (its first
+// and last event); regions still open at its end, or begun before it, are
+// left out.
+func traceSpans(path string) (map[string][]span, span, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, span{}, err
 	}
 	defer func() { _ = f.Close() }()
 	r, err := xtrace.NewReader(f)
 	if err != nil {
-		return nil, err
+		return nil, span{}, err
 	}
 	type open struct {
 		kind  string
@@ -119,9 +131,10 @@ func traceSpans(path string) (map[string][]span, error) {
 		inner      time.Duration
 	}
 	var (
-		snap  *xtrace.ClockSnapshot
-		stack = map[xtrace.GoID][]open{}
-		raw   = map[string][]closed{}
+		snap        *xtrace.ClockSnapshot
+		stack       = map[xtrace.GoID][]open{}
+		raw         = map[string][]closed{}
+		first, last xtrace.Time
 	)
 	for {
 		ev, err := r.ReadEvent()
@@ -129,8 +142,12 @@ func traceSpans(path string) (map[string][]span, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, span{}, err
 		}
+		if first == 0 {
+			first = ev.Time()
+		}
+		last = max(last, ev.Time())
 		switch ev.Kind() {
 		case xtrace.EventSync:
 			if s := ev.Sync().ClockSnapshot; s != nil && snap == nil {
@@ -152,7 +169,7 @@ func traceSpans(path string) (map[string][]span, error) {
 		}
 	}
 	if snap == nil {
-		return nil, fmt.Errorf("%s: no clock snapshot (a trace of Go 1.25 or later has one)", path)
+		return nil, span{}, fmt.Errorf("%s: no clock snapshot (a trace of Go 1.25 or later has one)", path)
 	}
 	wall := func(t xtrace.Time) time.Time { return snap.Wall.Add(time.Duration(t - snap.Trace)) }
 	out := map[string][]span{}
@@ -161,14 +178,16 @@ func traceSpans(path string) (map[string][]span, error) {
 			out[kind] = append(out[kind], span{wall(t.begin), wall(t.end), t.inner})
 		}
 	}
-	return out, nil
+	return out, span{begin: wall(first), end: wall(last)}, nil
 }
 
-// traceTimeline summarises the regions of a flip that began at t0: one line
-// a region type, in the order of a flip, then the ends of the target and
-// status writes per 100 ms.
-func traceTimeline(spans map[string][]span, t0 time.Time) string {
+// traceTimeline summarises the regions of a flip that began at t0, in a
+// trace of extent: one line a region type, in the order of a flip (marked
+// when its last one ended in the trace's last 100 ms: later ones may be cut
+// off), then the ends of the writes, events and requests per 100 ms.
+func traceTimeline(spans map[string][]span, extent span, t0 time.Time) string {
 	var sb strings.Builder
+	fmt.Fprintf(&sb, "  the trace from %s to %s\n", round(extent.begin.Sub(t0)), round(extent.end.Sub(t0)))
 	for _, kind := range regions.All {
 		ss := spans[kind]
 		var durations []time.Duration
@@ -190,7 +209,11 @@ func traceTimeline(spans map[string][]span, t0 time.Time) string {
 			fmt.Fprintf(&sb, "  %-22s none\n", kind)
 			continue
 		}
-		fmt.Fprintf(&sb, "  %-22s %4d, from %s to %s; each p50 %s, p90 %s, max %s\n", kind, n, round(first), round(last),
+		cut := ""
+		if extent.end.Sub(t0)-last < traceBucket {
+			cut = " (up to the trace's end: later ones are not in it)"
+		}
+		fmt.Fprintf(&sb, "  %-22s %4d, from %s to %s%s; each p50 %s, p90 %s, max %s\n", kind, n, round(first), round(last), cut,
 			round(percentile(durations, 0.5)), round(percentile(durations, 0.9)), round(slices.Max(durations)))
 	}
 	var own []time.Duration
@@ -204,7 +227,7 @@ func traceTimeline(spans map[string][]span, t0 time.Time) string {
 			round(percentile(own, 0.5)), round(percentile(own, 0.9)), round(slices.Max(own)))
 	}
 	for _, kind := range []string{regions.TargetWrite, regions.SwitchStatus, regions.Event, regions.ServedRequest} {
-		if h := perBucket(spans[kind], t0, 100*time.Millisecond); h != "" {
+		if h := perBucket(spans[kind], t0, traceBucket); h != "" {
 			fmt.Fprintf(&sb, "  %s ended per 100 ms from the edit: %s\n", kind, h)
 		}
 	}

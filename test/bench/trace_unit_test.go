@@ -37,9 +37,12 @@ func TestTraceSpans(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	spans, err := traceSpans(path)
+	spans, extent, err := traceSpans(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if extent.begin.Before(before.Add(-time.Millisecond)) || extent.end.After(after.Add(time.Millisecond)) || extent.end.Sub(extent.begin) < 25*time.Millisecond {
+		t.Errorf("the trace from %s to %s, want within %s to %s and at least 25ms", extent.begin, extent.end, before, after)
 	}
 	for kind, least := range map[string]time.Duration{regions.SwitchReconcile: 25 * time.Millisecond, regions.TargetWrite: 20 * time.Millisecond, regions.SwitchStatus: 5 * time.Millisecond} {
 		ss := spans[kind]
@@ -75,10 +78,11 @@ func TestTraceTimeline(t *testing.T) {
 		regions.SwitchReconcile: {{begin: at(10), end: at(70), inner: 40 * time.Millisecond}, {begin: at(20), end: at(160), inner: 120 * time.Millisecond}, {begin: at(30), end: at(31)}},
 		regions.TargetWrite:     {{begin: at(20), end: at(60)}, {begin: at(30), end: at(150)}, {begin: at(40), end: at(380)}},
 	}
-	got := traceTimeline(spans, t0)
+	got := traceTimeline(spans, span{begin: at(-300), end: at(420)}, t0)
 	for _, want := range []string{
+		"the trace from -300.00ms to 420ms",
+		"target write              3, from 20.0ms to 380ms (up to the trace's end: later ones are not in it)",
 		"state reconcile           1, from 2.00ms to 12.0ms",
-		"target write              3, from 20.0ms to 380ms; each p50 120ms",
 		"2 switch reconciles with a write: their time beside it p50 20.0ms",
 		"target write ended per 100 ms from the edit: 1 1 0 1",
 	} {
