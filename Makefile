@@ -162,7 +162,7 @@ bench: envtest-assets ## Measure the flip (against the plain and the owned floor
 	  go test -count=1 -v -timeout 100m -run '^TestBenchFull$$' ./test/bench/
 
 .PHONY: bench-small
-bench-small: envtest-assets ## Every measure of make bench at small sizes (N=50) in about a minute; prints the table, leaves the docs alone.
+bench-small: envtest-assets ## Every measure of make bench at small sizes (N=50) in about four minutes; prints the table, leaves the docs alone.
 	BENCH=small BENCH_COMMAND='make bench-small' \
 	  go test -count=1 -v -timeout 10m -run '^TestBenchSmall$$' ./test/bench/
 

@@ -43,6 +43,9 @@ type config struct {
 	// noiseFlipN switches, noiseFlipReps flips each way with and without
 	// the noise.
 	noiseStates, noiseFlipN, noiseFlipReps int
+	// noiseWarm: how long the noise runs, once every noisy state has
+	// probed, before the flips.
+	noiseWarm time.Duration
 	// The fairness measure: fairStallNamespaces namespaces of
 	// fairStallStates states holding stalling 1 MiB answers (interval and
 	// timeout fairStallInterval), fairSlowStates states of the slowest
@@ -131,6 +134,9 @@ var smallConfig = config{
 	noiseStates:   10,
 	noiseFlipN:    50,
 	noiseFlipReps: 1,
+	// Two probe intervals, not a paced cycle of the noisy states (about
+	// 26 s): the small run checks the structure.
+	noiseWarm: 2 * probeInterval,
 	// One namespace of stalling answers, a few slow states, 25
 	// expressions (a few seconds at their namespace's share) and the small
 	// flip: the structure of the fairness measure.
@@ -198,6 +204,7 @@ var fullConfig = config{
 	noiseStates:       100,
 	noiseFlipN:        500,
 	noiseFlipReps:     3,
+	noiseWarm:         noiseWarm,
 	// Each noisy phase lasts as long as 2000 evaluations of about 80ms at
 	// their namespace's quarter of a core: about 11 minutes.
 	fairStallNamespaces: 5,
@@ -233,8 +240,8 @@ var fullConfig = config{
 	command:             "make bench",
 }
 
-// TestBenchSmall runs every measure at small sizes (N=50) in about a
-// minute: `make bench-small`, or BENCH=small go test ./test/bench/ -run
+// TestBenchSmall runs every measure at small sizes (N=50) in about four
+// minutes: `make bench-small`, or BENCH=small go test ./test/bench/ -run
 // TestBenchSmall -v. It prints the table and leaves docs/benchmarks.md alone.
 func TestBenchSmall(t *testing.T) {
 	if os.Getenv("BENCH") == "" {
