@@ -936,7 +936,7 @@ func (r *servedResult) summaryRows(sum *table, workers []int) {
 				round(op.conditionMax), "required at most", round(servedConditionBar), durRatio(op.conditionMax, servedConditionBar))
 			if sf := figuresOfServed(s.of(statusFloorName, active)); sf.flips > 0 {
 				sum.add(fmt.Sprintf("served flip N=%d %s: host served → its Served condition True, max over %d flips", s.n, direction(active), op.flips),
-					round(op.conditionMax), fmt.Sprintf("status floor: a plain client patches each status as the outside client sees its host served (%d workers), max over %d flips", statusFloorWorkers, sf.flips),
+					round(op.conditionMax), fmt.Sprintf("status floor: a plain client requests each host once and patches its status as the outside client sees it served (%d workers), max over %d flips", statusFloorWorkers, sf.flips),
 					round(sf.conditionMax), durRatio(op.conditionMax, sf.conditionMax))
 			}
 		}
@@ -960,7 +960,7 @@ func (r *servedResult) markdown(cfg config) string {
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
 	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). ")
-	w("The status floor (with spec.served) is the owned floor's flip (%d workers) by a plain client that also, the moment the outside client sees a host served, patches the status the manager wrote in its last flip that way onto a copy of the switch (an object of a copy of the DynamicIngress CRD in a group of the bench's own, which the manager does not watch; %d workers): the soonest a Served condition can follow its host on this machine. ", statusFloorWorkers, statusFloorWorkers)
+	w("The status floor (with spec.served) is the owned floor's flip (%d workers) by a plain client that also, the moment the outside client sees a host served, requests that host once through Traefik itself (as a served check must at least) and patches the status the manager wrote in its last flip that way onto a copy of the switch (an object of a copy of the DynamicIngress CRD in a group of the bench's own, which the manager does not watch; %d workers): the soonest a Served condition can follow its host on this machine. ", statusFloorWorkers, statusFloorWorkers)
 	w("CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
 		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "of which until the check saw it: max / p50", "then until the condition: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}
@@ -983,7 +983,7 @@ func (r *servedResult) markdown(cfg config) string {
 				status := round(f.statusMax) + " / " + round(f.statusMedian)
 				switch {
 				case who == statusFloorName:
-					name, detect, status = fmt.Sprintf("status floor: owned floor, %d workers, and a status patch at each host served", statusFloorWorkers), "–", "–"
+					name, detect, status = fmt.Sprintf("status floor: owned floor, %d workers, and a request and a status patch at each host served", statusFloorWorkers), "–", "–"
 				case who != "operator":
 					var wk int
 					_, _ = fmt.Sscanf(who, "served-floor-%d", &wk)

@@ -30,16 +30,20 @@ import (
 // written, on the same machine, in a flip like the owned floor's through
 // the same Traefik. The plain client applies the owned floor's Ingresses
 // (32 workers) and, the moment the outside client sees a host served,
-// patches the status the manager wrote to that switch in its last flip the
-// same way onto a copy of the switch, as the manager writes a status (a
-// merge patch of what changed, made beforehand, answered with the metadata
-// only; 32 workers, as the manager's reconcile workers). The copies are objects of a copy of the
+// requests that host once through Traefik itself, as a served check must
+// at least to learn it, and then patches the status the manager wrote to
+// that switch in its last flip the same way onto a copy of the switch, as
+// the manager writes a status (a merge patch of what changed, made
+// beforehand, answered with the metadata only; 32 workers, as the
+// manager's reconcile workers). The copies are objects of a copy of the
 // DynamicIngress CRD (the same schema, validation rules and status
 // subresource) in a group of the bench's own, which the manager does not
 // watch: a status patch costs the API server the same whoever sends it.
-// The plain client learns at once, without a request of its own, what the
-// manager's checks find out through Traefik, so no operator can do better:
-// it tells what the bar of 1.5 s asks of this machine.
+// The plain client learns from the outside client, with one request of
+// its own a host, what the manager's checks find out through Traefik, so
+// no operator can do better: it tells what the bar of 1.5 s asks of this
+// machine, and what the hosts' bar asks of a writer that also writes the
+// statuses and checks each host once.
 
 const (
 	statusFloorGroup   = "floor.bench.dynamicingress.io"
@@ -62,6 +66,9 @@ type statusFloor struct {
 	// res writes the statuses as the manager does: a merge patch of what
 	// changed, answered with the metadata only.
 	res metadata.ResourceInterface
+	// check requests each host once through Traefik before its status is
+	// written, on connections of its own (not the outside client's).
+	check *outsideClient
 }
 
 // installStatusFloorCRD creates the copy of the DynamicIngress CRD in
@@ -111,7 +118,7 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	}
 	gvr := statusFloorGVK.GroupVersion().WithResource("dynamicingresses")
 	sf := &statusFloor{h: h, s: floor, statuses: map[bool]map[string]json.RawMessage{}, written: map[string]json.RawMessage{},
-		res: md.Resource(gvr).Namespace(floor.ns)}
+		res: md.Resource(gvr).Namespace(floor.ns), check: newOutsideClient(sm.traefik.Address)}
 	if err := sf.record(ctx, op, false); err != nil {
 		return nil, err
 	}
@@ -228,7 +235,7 @@ func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, e
 	for range statusFloorWorkers {
 		w.wg.Go(func() {
 			for i := range w.queue {
-				if _, err := sf.res.Patch(ctx, objName(i), types.MergePatchType, patches[i], metav1.PatchOptions{}, "status"); err != nil {
+				if err := sf.write(ctx, i, active, patches[i]); err != nil {
 					w.mu.Lock()
 					w.err = err
 					w.mu.Unlock()
@@ -237,6 +244,16 @@ func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, e
 		})
 	}
 	return w, nil
+}
+
+// write requests host i once through Traefik, as a served check would
+// to see it served, then patches its copy's status.
+func (sf *statusFloor) write(ctx context.Context, i int, active bool, patch []byte) error {
+	if ok, answer := sf.check.answers(ctx, sf.s.hosts[i], active); !ok {
+		return fmt.Errorf("the status floor's request of %s, served to the outside client, got %s", sf.s.hosts[i], answer)
+	}
+	_, err := sf.res.Patch(ctx, objName(i), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
 }
 
 // served queues host i's status.
