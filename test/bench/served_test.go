@@ -645,6 +645,10 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
+	stopProfile := sm.b.profileAPIServer(ctx, fmt.Sprintf("served-operator-%d-%s", s.n, direction(active)))
+	defer stopProfile()
+	stopManagerProfile := sm.b.profileManager(m, fmt.Sprintf("served-manager-%d-%s", s.n, direction(active)))
+	defer stopManagerProfile()
 	cpu0 := sm.cpu(m)
 	t0 := time.Now()
 	ingW.startAt(t0)
@@ -740,6 +744,8 @@ func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, activ
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
+	stopProfile := sm.b.profileAPIServer(ctx, fmt.Sprintf("%s-%d-%s", run.who, s.n, direction(active)))
+	defer stopProfile()
 	cpu0 := sm.cpu(nil)
 	t0 := time.Now()
 	ingW.startAt(t0)
