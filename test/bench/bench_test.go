@@ -134,8 +134,9 @@ var smallConfig = config{
 	noiseStates:   10,
 	noiseFlipN:    50,
 	noiseFlipReps: 1,
-	// Two probe intervals, not a paced cycle of the noisy states (about
-	// 26 s): the small run checks the structure.
+	// Two probe intervals, not the full run's paced cycle of the noisy
+	// states and two intervals (about 26 s): the small run checks the
+	// structure.
 	noiseWarm: 2 * probeInterval,
 	// One namespace of stalling answers, a few slow states, 25
 	// expressions (a few seconds at their namespace's share) and the small

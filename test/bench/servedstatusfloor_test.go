@@ -40,10 +40,11 @@ import (
 // subresource) in a group of the bench's own, which the manager does not
 // watch: a status patch costs the API server the same whoever sends it.
 // The plain client learns from the outside client, with one request of
-// its own a host, what the manager's checks find out through Traefik, so
-// no operator can do better: it tells what the bar of 1.5 s asks of this
-// machine, and what the hosts' bar asks of a writer that also writes the
-// statuses and checks each host once.
+// its own per host, what the manager's checks find out through Traefik:
+// it tells what the bar of 1.5 s asks of this machine (a check may see a
+// host a little before the outside client does, so the operator can come
+// in under it), and what the hosts' bar asks of a writer that also writes
+// the statuses and checks each host once.
 
 const (
 	statusFloorGroup   = "floor.bench.dynamicingress.io"
@@ -237,7 +238,9 @@ func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, e
 			for i := range w.queue {
 				if err := sf.write(ctx, i, active, patches[i]); err != nil {
 					w.mu.Lock()
-					w.err = err
+					if w.err == nil {
+						w.err = err
+					}
 					w.mu.Unlock()
 				}
 			}
