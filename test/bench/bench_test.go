@@ -75,6 +75,9 @@ type config struct {
 	// servedChecksOff leaves spec.served out of the served measure's
 	// switches (BENCH_SERVED_CHECKS=0).
 	servedChecksOff bool
+	// servedSplitCores runs the served measure with Traefik and the bench
+	// apart from the control plane and the manager (BENCH_SPLIT_CORES=1).
+	servedSplitCores bool
 	// The notifications measure: notifyN switches and three notifiers of
 	// their state, notifyReps flips each way.
 	notifyN, notifyReps int
@@ -311,6 +314,11 @@ func runBench(t *testing.T, cfg config) {
 		// checks cost a flip through Traefik.
 		cfg.servedChecksOff = true
 		cfg.command += " (BENCH_SERVED_CHECKS=0)"
+		cfg.writeDocs = false
+	}
+	if os.Getenv("BENCH_SPLIT_CORES") == "1" {
+		cfg.servedSplitCores = true
+		cfg.command += " (BENCH_SPLIT_CORES=1)"
 		cfg.writeDocs = false
 	}
 	if os.Getenv("BENCH_QUICK") != "" {

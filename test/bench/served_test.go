@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -161,7 +162,10 @@ type servedResult struct {
 	traefik string
 	// checksOff: the switches had no spec.served (BENCH_SERVED_CHECKS=0).
 	checksOff bool
-	suites    []*servedSuite
+	// splitCores: Traefik and the bench on half the CPUs, the control
+	// plane and the manager on the other half (BENCH_SPLIT_CORES=1).
+	splitCores bool
+	suites     []*servedSuite
 }
 
 func (s *servedSuite) of(who string, active bool) []servedRun {
@@ -253,7 +257,7 @@ type outsideClient struct {
 // outsideWorkers request the hosts in parallel, each its share in turn;
 // sweepPeriod is the least time between two requests of one host.
 const (
-	outsideWorkers = 8
+	outsideWorkers = 16
 	sweepPeriod    = 20 * time.Millisecond
 )
 
@@ -360,6 +364,13 @@ type servedMeasure struct {
 	// checksOff leaves spec.served out of the switches, to tell what the
 	// checks cost a flip from what the rest of it does.
 	checksOff bool
+	// profileSuffix ends the names of the operator's flips' profiles
+	// (BENCH_PROFILE): "-beside-stalling" for the flips beside another
+	// namespace's stalling checks.
+	profileSuffix string
+	// split pins the manager with the control plane (BENCH_SPLIT_CORES=1;
+	// nil otherwise).
+	split *coreSplit
 	// quietSince is when the last flip's last host was served or its
 	// last Ingress written: a flip starts once Traefik has had no change
 	// for longer than its throttle, so that every flip finds it alike.
@@ -383,7 +394,21 @@ func (b *bench) servedFlips(ctx context.Context) (*servedResult, error) {
 	backends := startServedBackends()
 	defer backends.close()
 	sm := &servedMeasure{b: b, traefik: traefik, backends: backends, client: newOutsideClient(traefik.Address), traefikPID: childPID(processName(controlplane.TraefikBinary())), checksOff: b.cfg.servedChecksOff}
-	res := &servedResult{traefik: controlplane.TraefikVersion, checksOff: b.cfg.servedChecksOff}
+	res := &servedResult{traefik: controlplane.TraefikVersion, checksOff: b.cfg.servedChecksOff, splitCores: b.cfg.servedSplitCores}
+	if b.cfg.servedSplitCores {
+		split, err := newCoreSplit()
+		if err != nil {
+			return nil, err
+		}
+		if err := pinAll(&split.proxy, os.Getpid(), sm.traefikPID); err != nil {
+			return nil, err
+		}
+		if err := pinAll(&split.control, h.apiserverPID, h.etcdPID); err != nil {
+			return nil, err
+		}
+		defer func() { _ = pinAll(&split.all, os.Getpid(), h.apiserverPID, h.etcdPID) }()
+		sm.split = split
+	}
 	for _, n := range b.cfg.servedNs {
 		suite, err := sm.suite(ctx, n)
 		if err != nil {
@@ -404,6 +429,11 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 		return nil, err
 	}
 	defer func() { m.stop() }()
+	if sm.split != nil {
+		if err := pin(m.Pid(), &sm.split.control); err != nil {
+			return nil, err
+		}
+	}
 	op := newServedNamespace(fmt.Sprintf("served-%d", n), n)
 	floor := newServedNamespace(fmt.Sprintf("served-floor-%d", n), n)
 	b.progress("served N=%d: creating the state and %d DynamicIngresses with spec.served behind Traefik", n, n)
@@ -605,11 +635,18 @@ func (sm *servedMeasure) floorApply(s servedNamespace, i int, active bool, owner
 	return ac
 }
 
-// waitTraefikQuiet returns once Traefik has had no change for longer than
+// waitQuiet returns once Traefik has had no change for longer than
 // its throttle, so that the next flip's first change is applied at once,
 // as after any quiet time.
-func (sm *servedMeasure) waitTraefikQuiet() {
+//
+// Then it waits until the API server has had no write for the bench's
+// quiet time: the last flip's trailing writes (the operator's events, the
+// status floor's statuses) are done, so that no flip starts beside
+// another's.
+func (sm *servedMeasure) waitQuiet(ctx context.Context) error {
 	time.Sleep(time.Until(sm.quietSince.Add(traefikThrottle + 500*time.Millisecond)))
+	_, err := sm.b.waitQuiet(ctx, sm.b.cfg.quiet, 20*time.Second)
+	return err
 }
 
 // operatorFlip patches the state and times the Ingresses, the hosts as the
@@ -641,13 +678,15 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 		return run, err
 	}
 	defer servedW.stop()
-	sm.waitTraefikQuiet()
+	if err := sm.waitQuiet(ctx); err != nil {
+		return run, err
+	}
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
-	stopProfile := sm.b.profileAPIServer(ctx, fmt.Sprintf("served-operator-%d-%s", s.n, direction(active)))
+	stopProfile := sm.b.profileAPIServer(ctx, fmt.Sprintf("served-operator-%d-%s%s", s.n, direction(active), sm.profileSuffix))
 	defer stopProfile()
-	stopManagerProfile := sm.b.profileManager(m, fmt.Sprintf("served-manager-%d-%s", s.n, direction(active)))
+	stopManagerProfile := sm.b.profileManager(m, fmt.Sprintf("served-manager-%d-%s%s", s.n, direction(active), sm.profileSuffix))
 	defer stopManagerProfile()
 	cpu0 := sm.cpu(m)
 	t0 := time.Now()
@@ -740,7 +779,9 @@ func (sm *servedMeasure) floorFlip(ctx context.Context, s servedNamespace, activ
 		return run, err
 	}
 	defer ingW.stop()
-	sm.waitTraefikQuiet()
+	if err := sm.waitQuiet(ctx); err != nil {
+		return run, err
+	}
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
@@ -962,11 +1003,14 @@ func (r *servedResult) markdown(cfg config) string {
 	w("the shapes go to two local servers through ExternalName Services (passive: 200 %q, active: 503 %q). ", servedOpenBody, servedSorryBody)
 	w("An outside client requests every host through Traefik (%d workers, each host at most every %s) until it answers with the new shape. ", outsideWorkers, sweepPeriod)
 	w("The operator's flip runs from the state's edit; the owned floor applies the same Ingress changes (the template, a controller ownerReference, the UID precondition) from a plain client, timed from its first request, for the same client and the same Traefik. ")
-	w("Every flip starts once Traefik has had no change for %s. ", traefikThrottle+500*time.Millisecond)
+	if r.splitCores {
+		w("**BENCH_SPLIT_CORES=1: Traefik and the bench's process (the outside client, the floors' writers) on half the CPUs, kube-apiserver, etcd and the manager on the other half**, as a proxy on nodes of its own; otherwise as below. ")
+	}
+	w("Every flip starts once Traefik has had no change for %s and the API server no write for %s (the last flip's trailing statuses and events written). ", traefikThrottle+500*time.Millisecond, cfg.quiet)
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
 	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). ")
-	w("The status floor (with spec.served) is the owned floor's flip (%d workers) by a plain client that also, the moment the outside client sees a host served, requests that host once through Traefik itself (as a served check must at least) and patches the status the manager wrote in its last flip that way onto a copy of the switch (an object of a copy of the DynamicIngress CRD in a group of the bench's own, which the manager does not watch; %d workers): what the Served bar asks of this machine. ", statusFloorWorkers, statusFloorWorkers)
+	w("The status floor (with spec.served) is the owned floor's flip (%d workers) by a plain client that also, the moment the outside client sees a host served, requests that host once through Traefik itself (as a served check must at least; %d in flight at most, as a namespace's checks) and patches the status the manager wrote in its last flip that way onto a copy of the switch (an object of a copy of the DynamicIngress CRD in a group of the bench's own, which the manager does not watch; %d workers): what the Served bar asks of this machine. ", statusFloorWorkers, statusFloorChecksInFlight, statusFloorWorkers)
 	w("CPU: medians, from the edit until the last host was served.\n\n")
 	t := &table{header: []string{"N", "direction", "writer", "flips", "last host served", "range", "first host served", "Ingresses written (first–last)", "hosts per reload",
 		"past the main reload: last write it served / first it did not", "÷ best owned floor", "Served True after the host: max / p50", "of which until the check saw it: max / p50", "then until the condition: max / p50", "CPU s: manager / apiserver / etcd / bench / traefik"}}

@@ -88,6 +88,8 @@ func (sm *servedMeasure) besideStalling(ctx context.Context, op servedNamespace,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	sm.profileSuffix = "-beside-stalling"
+	defer func() { sm.profileSuffix = "" }()
 	for rep := range b.cfg.servedReps {
 		for _, active := range []bool{true, false} {
 			run, err := sm.operatorFlip(ctx, op, active, m)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,8 +31,9 @@ import (
 // written, on the same machine, in a flip like the owned floor's through
 // the same Traefik. The plain client applies the owned floor's Ingresses
 // (32 workers) and, the moment the outside client sees a host served,
-// requests that host once through Traefik itself, as a served check must
-// at least to learn it, and then patches the status the manager wrote to
+// requests that host once through Traefik itself (at most 8 in flight, as
+// a namespace's served checks), as a served check must at least to learn
+// it, and then patches the status the manager wrote to
 // that switch in its last flip the same way onto a copy of the switch, as
 // the manager writes a status (a merge patch of what changed, made
 // beforehand, answered with the metadata only; 32 workers, as the
@@ -67,8 +69,9 @@ type statusFloor struct {
 	// res writes the statuses as the manager does: a merge patch of what
 	// changed, answered with the metadata only.
 	res metadata.ResourceInterface
-	// check requests each host once through Traefik before its status is
-	// written, on connections of its own (not the outside client's).
+	// check requests each host through Traefik before its status is
+	// written, on connections of its own (not the outside client's), at
+	// most statusFloorChecksInFlight at once.
 	check *outsideClient
 }
 
@@ -119,7 +122,7 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	}
 	gvr := statusFloorGVK.GroupVersion().WithResource("dynamicingresses")
 	sf := &statusFloor{h: h, s: floor, statuses: map[bool]map[string]json.RawMessage{}, written: map[string]json.RawMessage{},
-		res: md.Resource(gvr).Namespace(floor.ns), check: newOutsideClient(sm.traefik.Address)}
+		res: md.Resource(gvr).Namespace(floor.ns), check: newFloorCheckClient(sm.traefik.Address)}
 	if err := sf.record(ctx, op, false); err != nil {
 		return nil, err
 	}
@@ -249,14 +252,38 @@ func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, e
 	return w, nil
 }
 
-// write requests host i once through Traefik, as a served check would
-// to see it served, then patches its copy's status.
+// write requests host i through Traefik until it answers with the
+// mode's shape, as a served check would to see it served (once, unless a
+// request fails), then patches its copy's status. It gives up after the
+// flip's timeout.
 func (sf *statusFloor) write(ctx context.Context, i int, active bool, patch []byte) error {
-	if ok, answer := sf.check.answers(ctx, sf.s.hosts[i], active); !ok {
-		return fmt.Errorf("the status floor's request of %s, served to the outside client, got %s", sf.s.hosts[i], answer)
+	deadline := time.Now().Add(flipTimeout(sf.s.n, 100*time.Millisecond))
+	for {
+		ok, answer := sf.check.answers(ctx, sf.s.hosts[i], active)
+		if ok {
+			break
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("the status floor's requests of %s, served to the outside client, got %s until the flip's timeout", sf.s.hosts[i], answer)
+		}
+		time.Sleep(sweepPeriod)
 	}
 	_, err := sf.res.Patch(ctx, objName(i), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
+}
+
+// statusFloorChecksInFlight is how many requests the status floor's
+// writers hold in flight together: as many as a namespace's served checks
+// do (docs/behaviour.md, "Served").
+const statusFloorChecksInFlight = 8
+
+// newFloorCheckClient is the status floor's own client of Traefik: at
+// most statusFloorChecksInFlight connections, each kept for the next
+// request, so that its 32 writers dial no connection during a flip.
+func newFloorCheckClient(address string) *outsideClient {
+	return &outsideClient{address: address, c: &http.Client{Timeout: 2 * time.Second,
+		Transport: &http.Transport{Proxy: nil, MaxConnsPerHost: statusFloorChecksInFlight, MaxIdleConnsPerHost: statusFloorChecksInFlight,
+			DisableCompression: true}}}
 }
 
 // served queues host i's status.
@@ -285,9 +312,6 @@ func (sm *servedMeasure) statusFloorFlips(ctx context.Context, sf *statusFloor, 
 	b := sm.b
 	for rep := range b.cfg.servedReps {
 		for _, active := range []bool{true, false} {
-			if _, err := b.waitQuiet(ctx, b.cfg.quiet, 20*time.Second); err != nil {
-				return err
-			}
 			run, err := sm.floorFlip(ctx, floor, active, statusFloorWorkers, own, sf)
 			if err != nil {
 				return err

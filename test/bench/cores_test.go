@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// BENCH_SPLIT_CORES=1 runs the served measure with the proxy apart from
+// the control plane, as in a cluster where Traefik runs on nodes other
+// than the API server's: Traefik and the bench's own process (the outside
+// client, the floors' writers) on the first half of the CPUs, and
+// kube-apiserver, etcd and the manager on the other half. Every writer
+// and every flip is pinned alike, so the ratios stay side by side; what
+// changes is that the API server's work (the statuses, the events) no
+// longer takes the proxy's CPU (docs/benchmarks.md, "Served flips
+// through Traefik").
+
+// coreSplit is the two halves of the CPUs.
+type coreSplit struct {
+	proxy, control, all unix.CPUSet
+}
+
+// newCoreSplit splits the CPUs this process may use in two halves; it
+// needs two at least.
+func newCoreSplit() (*coreSplit, error) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for cpu := range runtime.NumCPU() * 4 {
+		if all.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	if len(cpus) < 2 {
+		return nil, fmt.Errorf("BENCH_SPLIT_CORES needs two CPUs at least, this process has %d", len(cpus))
+	}
+	s := &coreSplit{all: all}
+	for i, cpu := range cpus {
+		if i < len(cpus)/2 {
+			s.proxy.Set(cpu)
+		} else {
+			s.control.Set(cpu)
+		}
+	}
+	return s, nil
+}
+
+// pin sets the CPUs of every thread of process pid. A thread started
+// while it runs inherits the set of the thread that started it, so a
+// second pass catches those started from a thread not yet pinned.
+func pin(pid int, set *unix.CPUSet) error {
+	for range 2 {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("pinning thread %d of process %d: %w", tid, pid, err)
+			}
+		}
+	}
+	return nil
+}
+
+// pinAll pins each process of pids to set.
+func pinAll(set *unix.CPUSet, pids ...int) error {
+	for _, pid := range pids {
+		if err := pin(pid, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
