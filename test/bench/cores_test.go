@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -22,7 +22,7 @@ import (
 
 // coreSplit is the two halves of the CPUs.
 type coreSplit struct {
-	proxy, control, all unix.CPUSet
+	proxy, control unix.CPUSet
 }
 
 // newCoreSplit splits the CPUs this process may use in two halves; it
@@ -33,7 +33,7 @@ func newCoreSplit() (*coreSplit, error) {
 		return nil, err
 	}
 	var cpus []int
-	for cpu := range runtime.NumCPU() * 4 {
+	for cpu := 0; len(cpus) < all.Count(); cpu++ {
 		if all.IsSet(cpu) {
 			cpus = append(cpus, cpu)
 		}
@@ -41,7 +41,7 @@ func newCoreSplit() (*coreSplit, error) {
 	if len(cpus) < 2 {
 		return nil, fmt.Errorf("BENCH_SPLIT_CORES needs two CPUs at least, this process has %d", len(cpus))
 	}
-	s := &coreSplit{all: all}
+	s := &coreSplit{}
 	for i, cpu := range cpus {
 		if i < len(cpus)/2 {
 			s.proxy.Set(cpu)
@@ -53,25 +53,38 @@ func newCoreSplit() (*coreSplit, error) {
 }
 
 // pin sets the CPUs of every thread of process pid. A thread started
-// while it runs inherits the set of the thread that started it, so a
-// second pass catches those started from a thread not yet pinned.
+// while it runs inherits the set of the thread that started it, so it
+// passes over the threads again until a pass finds none it had not
+// pinned.
 func pin(pid int, set *unix.CPUSet) error {
-	for range 2 {
+	pinned := map[int]bool{}
+	for {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			return err
 		}
+		fresh := false
 		for _, t := range tasks {
 			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
+			if err != nil || pinned[tid] {
 				continue
 			}
 			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
 				return fmt.Errorf("pinning thread %d of process %d: %w", tid, pid, err)
 			}
+			pinned[tid], fresh = true, true
+		}
+		if !fresh {
+			return nil
 		}
 	}
-	return nil
+}
+
+// affinity is the CPUs process pid's main thread may use.
+func affinity(pid int) (unix.CPUSet, error) {
+	var set unix.CPUSet
+	err := unix.SchedGetaffinity(pid, &set)
+	return set, err
 }
 
 // pinAll pins each process of pids to set.
@@ -82,4 +95,30 @@ func pinAll(set *unix.CPUSet, pids ...int) error {
 		}
 	}
 	return nil
+}
+
+// pinApart pins the proxy's processes to split.proxy and the control
+// plane's to split.control. The returned function gives each process the
+// CPUs it had before, and tells the bench's progress when it cannot; it
+// is to be called whatever the error.
+func pinApart(b *bench, split *coreSplit, proxy, control []int) (func(), error) {
+	before := map[int]unix.CPUSet{}
+	for _, pid := range append(slices.Clone(proxy), control...) {
+		set, err := affinity(pid)
+		if err != nil {
+			return func() {}, err
+		}
+		before[pid] = set
+	}
+	restore := func() {
+		for pid, set := range before {
+			if err := pin(pid, &set); err != nil && !errors.Is(err, os.ErrNotExist) {
+				b.progress("BENCH_SPLIT_CORES: giving process %d its CPUs back: %v", pid, err)
+			}
+		}
+	}
+	if err := pinAll(&split.proxy, proxy...); err != nil {
+		return restore, err
+	}
+	return restore, pinAll(&split.control, control...)
 }

@@ -266,16 +266,26 @@ func newOutsideClient(address string) *outsideClient {
 		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: outsideWorkers, DisableCompression: true}}}
 }
 
-// answers tells whether host answers with the shape of the mode.
+// answers tells whether host answers with the shape of the mode, and
+// what it answered (or the request's error).
 func (o *outsideClient) answers(ctx context.Context, host string, active bool) (bool, string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.address+"/", nil)
+	ok, answer, err := o.answer(ctx, host, active)
 	if err != nil {
 		return false, err.Error()
+	}
+	return ok, answer
+}
+
+// answer is answers with the request's error apart: no answer at all.
+func (o *outsideClient) answer(ctx context.Context, host string, active bool) (bool, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.address+"/", nil)
+	if err != nil {
+		return false, "", err
 	}
 	req.Host = host
 	resp, err := o.c.Do(req)
 	if err != nil {
-		return false, err.Error()
+		return false, "", err
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	_ = resp.Body.Close()
@@ -283,7 +293,7 @@ func (o *outsideClient) answers(ctx context.Context, host string, active bool) (
 	if active {
 		code, want = http.StatusServiceUnavailable, servedSorryBody
 	}
-	return resp.StatusCode == code && string(body) == want, fmt.Sprintf("%d %q", resp.StatusCode, body)
+	return resp.StatusCode == code && string(body) == want, fmt.Sprintf("%d %q", resp.StatusCode, body), nil
 }
 
 // await requests every host until it answers with the shape of the mode
@@ -400,13 +410,11 @@ func (b *bench) servedFlips(ctx context.Context) (*servedResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := pinAll(&split.proxy, os.Getpid(), sm.traefikPID); err != nil {
+		restore, err := pinApart(b, split, []int{os.Getpid(), sm.traefikPID}, []int{h.apiserverPID, h.etcdPID})
+		defer restore()
+		if err != nil {
 			return nil, err
 		}
-		if err := pinAll(&split.control, h.apiserverPID, h.etcdPID); err != nil {
-			return nil, err
-		}
-		defer func() { _ = pinAll(&split.all, os.Getpid(), h.apiserverPID, h.etcdPID) }()
 		sm.split = split
 	}
 	for _, n := range b.cfg.servedNs {
@@ -640,9 +648,8 @@ func (sm *servedMeasure) floorApply(s servedNamespace, i int, active bool, owner
 // as after any quiet time.
 //
 // Then it waits until the API server has had no write for the bench's
-// quiet time: the last flip's trailing writes (the operator's events, the
-// status floor's statuses) are done, so that no flip starts beside
-// another's.
+// quiet time (at most 20 s): the last flip's trailing writes (the
+// operator's events) are done, so that no flip starts beside another's.
 func (sm *servedMeasure) waitQuiet(ctx context.Context) error {
 	time.Sleep(time.Until(sm.quietSince.Add(traefikThrottle + 500*time.Millisecond)))
 	_, err := sm.b.waitQuiet(ctx, sm.b.cfg.quiet, 20*time.Second)
@@ -1006,7 +1013,7 @@ func (r *servedResult) markdown(cfg config) string {
 	if r.splitCores {
 		w("**BENCH_SPLIT_CORES=1: Traefik and the bench's process (the outside client, the floors' writers) on half the CPUs, kube-apiserver, etcd and the manager on the other half**, as a proxy on nodes of its own; otherwise as below. ")
 	}
-	w("Every flip starts once Traefik has had no change for %s and the API server no write for %s (the last flip's trailing statuses and events written). ", traefikThrottle+500*time.Millisecond, cfg.quiet)
+	w("Every flip starts once Traefik has had no change for %s and the API server no write for %s, waited for at most 20 s (the last flip's events written). ", traefikThrottle+500*time.Millisecond, cfg.quiet)
 	w("\"Ingresses written\" is when an Ingress watch saw the first and the last target in the new shape; \"hosts per reload\" groups the hosts the client saw served within %s of a group's first, one group per Traefik reload, one entry per flip. ", reloadWindow)
 	w("When hosts waited past the main reload (the one that served the most hosts), the latest write of a host it served (or one before it) and the earliest of one it did not bound when its snapshot of the Ingresses was taken. ")
 	w("\"Served True\" is from the client seeing a host served until a watch saw its switch's Served condition True for the new mode (all switches of all flips), split at when the manager's check saw the host served (the target's write, watch-seen, plus its status.served.after, to 10 ms). ")

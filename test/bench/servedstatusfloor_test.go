@@ -148,6 +148,9 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	for i := range floor.n {
 		sf.written[objName(i)] = sf.statuses[false][objName(i)]
 	}
+	if err := sf.warm(ctx, false); err != nil {
+		return nil, err
+	}
 	return sf, nil
 }
 
@@ -221,21 +224,24 @@ func copyServedFor(active bool) func(runtime.Object) (string, bool) {
 // statusWrites is one flip's status patches: each host's index as the
 // outside client sees it served, patched by statusFloorWorkers goroutines.
 type statusWrites struct {
-	queue chan int
-	once  sync.Once
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	err   error
+	queue  chan int
+	cancel context.CancelFunc
+	once   sync.Once
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
 }
 
 // start starts the writers of sf's copies to the mode, their patches
-// made beforehand.
+// made beforehand, for at most the flip's timeout.
 func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, error) {
 	patches, err := sf.patches(active)
 	if err != nil {
 		return nil, err
 	}
-	w := &statusWrites{queue: make(chan int, sf.s.n)}
+	// The flip's timeout bounds every write's requests.
+	ctx, cancel := context.WithTimeout(ctx, flipTimeout(sf.s.n, 100*time.Millisecond))
+	w := &statusWrites{queue: make(chan int, sf.s.n), cancel: cancel}
 	for range statusFloorWorkers {
 		w.wg.Go(func() {
 			for i := range w.queue {
@@ -252,24 +258,41 @@ func (sf *statusFloor) start(ctx context.Context, active bool) (*statusWrites, e
 	return w, nil
 }
 
-// write requests host i through Traefik until it answers with the
-// mode's shape, as a served check would to see it served (once, unless a
-// request fails), then patches its copy's status. It gives up after the
-// flip's timeout.
+// write requests host i once through Traefik, as a served check would to
+// see it served, then patches its copy's status. A request that gets no
+// answer (a connection error) is sent again until ctx ends (the flip's
+// timeout); an answer without the mode's shape, for a host the outside
+// client saw served, fails the flip.
 func (sf *statusFloor) write(ctx context.Context, i int, active bool, patch []byte) error {
-	deadline := time.Now().Add(flipTimeout(sf.s.n, 100*time.Millisecond))
+	host := sf.s.hosts[i]
 	for {
-		ok, answer := sf.check.answers(ctx, sf.s.hosts[i], active)
-		if ok {
+		ok, answer, err := sf.check.answer(ctx, host, active)
+		if err == nil && !ok {
+			return fmt.Errorf("the status floor's request of %s, served to the outside client, got %s", host, answer)
+		}
+		if err == nil {
 			break
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("the status floor's requests of %s, served to the outside client, got %s until the flip's timeout", sf.s.hosts[i], answer)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the status floor's requests of %s, served to the outside client, got no answer until the flip's timeout: %w", host, err)
+		case <-time.After(sweepPeriod):
 		}
-		time.Sleep(sweepPeriod)
 	}
 	_, err := sf.res.Patch(ctx, objName(i), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
+}
+
+// warm opens the client's connections before the first flip, so that no
+// flip's requests dial one: statusFloorChecksInFlight requests of a host
+// at once, in the mode it is in.
+func (sf *statusFloor) warm(ctx context.Context, active bool) error {
+	return parallel(statusFloorChecksInFlight, statusFloorChecksInFlight, func(int) error {
+		if ok, answer := sf.check.answers(ctx, sf.s.hosts[0], active); !ok {
+			return fmt.Errorf("warming the status floor's connections: %s answered %s", sf.s.hosts[0], answer)
+		}
+		return nil
+	})
 }
 
 // statusFloorChecksInFlight is how many requests the status floor's
@@ -293,6 +316,7 @@ func (w *statusWrites) served(i int) { w.queue <- i }
 func (w *statusWrites) finish() error {
 	w.once.Do(func() { close(w.queue) })
 	w.wg.Wait()
+	w.cancel()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 
