@@ -14,24 +14,28 @@ import (
 // the control plane, as in a cluster where Traefik runs on nodes other
 // than the API server's: Traefik and the bench's own process (the outside
 // client, the floors' writers) on the first half of the CPUs, and
-// kube-apiserver, etcd and the manager on the other half. Every writer
-// and every flip is pinned alike, so the ratios stay side by side; what
-// changes is that the API server's work (the statuses, the events) no
-// longer takes the proxy's CPU (docs/benchmarks.md, "Served flips
-// through Traefik").
+// kube-apiserver, etcd and the manager on the other half. Every flip runs
+// on the same pinning, so the ratios stay side by side; what changes is
+// that the API server's work (the statuses, the events) no longer takes
+// the proxy's CPU (docs/benchmarks.md, "Served flips through Traefik").
 
 // coreSplit is the two halves of the CPUs.
 type coreSplit struct {
 	proxy, control unix.CPUSet
 }
 
-// newCoreSplit splits the CPUs this process may use in two halves; it
-// needs two at least.
+// newCoreSplit splits the CPUs this process may use in two halves.
 func newCoreSplit() (*coreSplit, error) {
-	var all unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &all); err != nil {
+	all, err := affinity(0)
+	if err != nil {
 		return nil, err
 	}
+	return halves(all)
+}
+
+// halves splits all in two: the lower half of its CPUs for the proxy,
+// the rest for the control plane. It needs two CPUs at least.
+func halves(all unix.CPUSet) (*coreSplit, error) {
 	var cpus []int
 	for cpu := 0; len(cpus) < all.Count(); cpu++ {
 		if all.IsSet(cpu) {

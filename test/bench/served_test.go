@@ -261,9 +261,11 @@ const (
 	sweepPeriod    = 20 * time.Millisecond
 )
 
-func newOutsideClient(address string) *outsideClient {
+// newOutsideClient requests through Traefik at address on at most conns
+// connections, each kept for the next request.
+func newOutsideClient(address string, conns int) *outsideClient {
 	return &outsideClient{address: address, c: &http.Client{Timeout: 2 * time.Second,
-		Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: outsideWorkers, DisableCompression: true}}}
+		Transport: &http.Transport{Proxy: nil, MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, DisableCompression: true}}}
 }
 
 // answers tells whether host answers with the shape of the mode, and
@@ -403,7 +405,7 @@ func (b *bench) servedFlips(ctx context.Context) (*servedResult, error) {
 	defer traefik.Stop()
 	backends := startServedBackends()
 	defer backends.close()
-	sm := &servedMeasure{b: b, traefik: traefik, backends: backends, client: newOutsideClient(traefik.Address), traefikPID: childPID(processName(controlplane.TraefikBinary())), checksOff: b.cfg.servedChecksOff}
+	sm := &servedMeasure{b: b, traefik: traefik, backends: backends, client: newOutsideClient(traefik.Address, outsideWorkers), traefikPID: childPID(processName(controlplane.TraefikBinary())), checksOff: b.cfg.servedChecksOff}
 	res := &servedResult{traefik: controlplane.TraefikVersion, checksOff: b.cfg.servedChecksOff, splitCores: b.cfg.servedSplitCores}
 	if b.cfg.servedSplitCores {
 		split, err := newCoreSplit()

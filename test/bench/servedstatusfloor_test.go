@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -122,7 +121,7 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	}
 	gvr := statusFloorGVK.GroupVersion().WithResource("dynamicingresses")
 	sf := &statusFloor{h: h, s: floor, statuses: map[bool]map[string]json.RawMessage{}, written: map[string]json.RawMessage{},
-		res: md.Resource(gvr).Namespace(floor.ns), check: newFloorCheckClient(sm.traefik.Address)}
+		res: md.Resource(gvr).Namespace(floor.ns), check: newOutsideClient(sm.traefik.Address, statusFloorChecksInFlight)}
 	if err := sf.record(ctx, op, false); err != nil {
 		return nil, err
 	}
@@ -296,18 +295,10 @@ func (sf *statusFloor) warm(ctx context.Context, active bool) error {
 }
 
 // statusFloorChecksInFlight is how many requests the status floor's
-// writers hold in flight together: as many as a namespace's served checks
-// do (docs/behaviour.md, "Served").
+// writers hold in flight together, on as many connections of their own
+// (warm opens them before the first flip): as many as a namespace's
+// served checks (docs/behaviour.md, "Served").
 const statusFloorChecksInFlight = 8
-
-// newFloorCheckClient is the status floor's own client of Traefik: at
-// most statusFloorChecksInFlight connections, each kept for the next
-// request, so that its 32 writers dial no connection during a flip.
-func newFloorCheckClient(address string) *outsideClient {
-	return &outsideClient{address: address, c: &http.Client{Timeout: 2 * time.Second,
-		Transport: &http.Transport{Proxy: nil, MaxConnsPerHost: statusFloorChecksInFlight, MaxIdleConnsPerHost: statusFloorChecksInFlight,
-			DisableCompression: true}}}
-}
 
 // served queues host i's status.
 func (w *statusWrites) served(i int) { w.queue <- i }

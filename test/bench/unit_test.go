@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // The pure helpers of the harness; these run in every `go test ./...`.
@@ -184,6 +185,46 @@ func TestReloadGroups(t *testing.T) {
 			got := reloadGroups(tt.served)
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(reloadGroup{})); diff != "" {
 				t.Errorf("reloadGroups (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHalves: BENCH_SPLIT_CORES gives the proxy the lower half of the
+// CPUs this process may use and the control plane the rest, sparse masks
+// included, and refuses fewer than two.
+func TestHalves(t *testing.T) {
+	set := func(cpus ...int) unix.CPUSet {
+		var s unix.CPUSet
+		for _, c := range cpus {
+			s.Set(c)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name           string
+		all            unix.CPUSet
+		proxy, control unix.CPUSet
+		wantErr        string
+	}{
+		{"two", set(0, 1), set(0), set(1), ""},
+		{"three: the control plane gets the odd one", set(0, 1, 2), set(0), set(1, 2), ""},
+		{"a sparse mask", set(8, 9, 40, 1000), set(8, 9), set(40, 1000), ""},
+		{"one", set(3), unix.CPUSet{}, unix.CPUSet{}, "BENCH_SPLIT_CORES needs two CPUs at least, this process has 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := halves(tc.all)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.proxy != tc.proxy || got.control != tc.control {
+				t.Errorf("halves = proxy %v, control %v; want %v, %v", got.proxy, got.control, tc.proxy, tc.control)
 			}
 		})
 	}
