@@ -3,7 +3,6 @@ package served
 import (
 	"hash/fnv"
 	"runtime/trace"
-	"slices"
 	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -36,11 +35,10 @@ import (
 func (s *Checks) run(key string, g *servedGroup) {
 	first := true
 	for {
-		namespaces, ok := s.turn(key, g)
-		if !ok {
+		if !s.turn(key, g) {
 			return
 		}
-		if s.Busy != nil && slices.ContainsFunc(namespaces, s.Busy) {
+		if s.Busy != nil && s.Busy(g.req.Tenant) {
 			if !s.wait(g, flipWritesPoll, false) {
 				return
 			}
@@ -64,14 +62,16 @@ func (s *Checks) run(key string, g *servedGroup) {
 			// the request began asks for another at once.
 		default:
 		}
-		began := time.Now()
 		s.mu.Lock()
-		g.began = began
+		// Taken under the lock, so that the namespace's groups are in
+		// the order of their began (nudgeOthers).
+		began := time.Now()
+		s.beganLocked(g, began)
 		next := g.period
 		s.mu.Unlock()
 		if first {
 			first = false
-			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
+			if offset := s.secondOffset(key, g); offset > 0 {
 				next = offset
 			}
 		}
@@ -83,15 +83,13 @@ func (s *Checks) run(key string, g *servedGroup) {
 			return
 		}
 		decided := s.decide(g, began, resp, err, time.Now())
-		var served []string
+		served := false
 		for _, d := range decided {
 			d.check.done(d.result)
-			if d.result.Served {
-				served = append(served, d.check.id.Key.Namespace)
-			}
+			served = served || d.result.Served
 		}
-		if len(served) > 0 {
-			s.nudgeOthers(g, served, began)
+		if served {
+			s.nudgeOthers(g, began)
 		}
 		if !s.wait(g, time.Until(began.Add(next)), true) {
 			return
@@ -99,26 +97,22 @@ func (s *Checks) run(key string, g *servedGroup) {
 	}
 }
 
-// turn is the namespaces of the group's checks, with its period brought up
-// to date; false once it has no check left (and it is no longer running).
-func (s *Checks) turn(key string, g *servedGroup) ([]string, bool) {
+// turn brings the group's period up to date; false once it has no check
+// left (and it is no longer running).
+func (s *Checks) turn(key string, g *servedGroup) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(g.checks) == 0 {
-		delete(s.groups, key)
-		return nil, false
+		s.removeGroupLocked(key, g)
+		return false
 	}
 	g.period = 0
-	var namespaces []string
 	for _, c := range g.checks {
 		if g.period == 0 || c.period < g.period {
 			g.period = c.period
 		}
-		if !slices.Contains(namespaces, c.id.Key.Namespace) {
-			namespaces = append(namespaces, c.id.Key.Namespace)
-		}
 	}
-	return namespaces, true
+	return true
 }
 
 // freed marks the group's checks free to request from now on, those not
@@ -171,27 +165,15 @@ func (s *Checks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 }
 
 // secondOffset is how long after its first request g sends its second:
-// its share of its period when other checks of its namespaces run (the
+// its share of its period when other groups of its namespace run (the
 // period otherwise).
-func (s *Checks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
+func (s *Checks) secondOffset(key string, g *servedGroup) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for other, o := range s.groups {
-		if other != key && o.checksIn(namespaces) {
-			return servedOffset(key, g.period)
-		}
+	if s.inNamespace[g.req.Tenant].Len() > 1 {
+		return servedOffset(key, g.period)
 	}
 	return 0
-}
-
-// checksIn reports whether g has a check of a switch in one of namespaces.
-func (g *servedGroup) checksIn(namespaces []string) bool {
-	for _, c := range g.checks {
-		if slices.Contains(namespaces, c.id.Key.Namespace) {
-			return true
-		}
-	}
-	return false
 }
 
 // servedOffset is a group's share of its period, from a quarter of it to
@@ -203,27 +185,42 @@ func servedOffset(key string, period time.Duration) time.Duration {
 	return period/4 + time.Duration(uint64(h.Sum32())*uint64(period*3/4)>>32)
 }
 
-// nudgeOthers asks at most maxNudged of the groups with checks in
-// namespaces, but from, to request now (those that have waited longest),
-// when nudgeDue: a request of from that began at began saw the new shape of
-// a check of theirs. Each that sees its own shape nudges as many again, so
+// nudgeOthers asks at most maxNudged of the other groups of from's
+// namespace to request now (those that have waited longest), when
+// nudgeDue: a request of from that began at began saw the new shape of a
+// check of its own. Each that sees its own shape nudges as many again, so
 // a namespace's checks follow a reload within a few rounds of requests
 // while at most a few dozen are in flight: hundreds at once would take the
 // proxy and the cores from the users it serves.
-func (s *Checks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
-	now := time.Now()
+//
+// The namespace's groups are in the order their last requests began, so
+// the walk takes the first due ones and stops at the first group that
+// requested less than half its period ago (or after began): a flip's
+// answers cost the manager a few steps each, not a walk of every group.
+// Behind such a group there can be a due one only of a shorter period,
+// which requests again within its period anyway.
+func (s *Checks) nudgeOthers(from *servedGroup, began time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var due []*servedGroup
-	for _, g := range s.groups {
-		if g != from && nudgeDue(g.began, began, g.period, now) && g.checksIn(namespaces) {
-			due = append(due, g)
+	now := time.Now()
+	var due [maxNudged]*servedGroup
+	n := 0
+	for e := s.inNamespace[from.req.Tenant].Front(); e != nil && n < maxNudged; e = e.Next() {
+		g := e.Value.(*servedGroup)
+		if g == from || len(g.checks) == 0 {
+			// An empty group has nothing to check; it stops at its
+			// next turn.
+			continue
 		}
+		if !nudgeDue(g.began, began, g.period, now) {
+			break
+		}
+		due[n] = g
+		n++
 	}
-	slices.SortFunc(due, func(a, b *servedGroup) int { return a.began.Compare(b.began) })
-	for _, g := range due[:min(len(due), maxNudged)] {
+	for _, g := range due[:n] {
 		// Counted as begun, so that the next nudges pick others.
-		g.began = now
+		s.beganLocked(g, now)
 		select {
 		case g.nudge <- struct{}{}:
 		default:

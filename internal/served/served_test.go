@@ -79,12 +79,12 @@ func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
 	t.Cleanup(s.cancel)
 	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	spec := &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
-	g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
+	g := &servedGroup{req: probe.Request{Tenant: "shop"}, checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
 	began := time.Now()
 	// The group is running (its key is taken): start adds the check to it.
 	_, key := servedRequest("shop", spec)
 	s.mu.Lock()
-	s.groups[key] = g
+	s.addGroupLocked(key, g)
 	s.mu.Unlock()
 	time.Sleep(time.Millisecond)
 	s.Check(id, spec, false, time.Now(), func(Result) {})
@@ -146,28 +146,38 @@ func TestNudgeDue(t *testing.T) {
 }
 
 // TestNudgeOthers: an answer that shows a check its new shape has at most
-// maxNudged other groups of its namespaces request at once, those that
-// requested longest ago first, and none of another namespace.
+// maxNudged other groups of its namespace request at once, those that
+// requested longest ago first (one that never did before all), none with
+// no check left and none of another namespace.
 func TestNudgeOthers(t *testing.T) {
 	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
 	now := time.Now()
 	group := func(ns string, began time.Time) *servedGroup {
-		g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, period: time.Second, began: began, nudge: make(chan struct{}, 1)}
+		g := &servedGroup{req: probe.Request{Tenant: ns}, checks: map[target.SwitchID]*servedCheck{}, period: time.Second, nudge: make(chan struct{}, 1)}
 		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("web-%d", len(s.groups))}}
 		g.checks[id] = &servedCheck{id: id}
-		s.groups[id.Key.String()] = g
+		s.addGroupLocked(id.Key.String(), g)
+		if !began.IsZero() {
+			// Requests begin in the order of their times, as in run.
+			s.beganLocked(g, began)
+		}
 		return g
 	}
-	from := group("shop", now.Add(-time.Millisecond))
-	var shop []*servedGroup
-	for i := range maxNudged + 4 {
-		// The first ones requested longest ago.
-		shop = append(shop, group("shop", now.Add(-10*time.Second+time.Duration(i)*time.Millisecond)))
+	other := group("blog", time.Time{})
+	// Its check was decided: it stops at its next turn.
+	decided := group("shop", now.Add(-20*time.Second))
+	clear(decided.checks)
+	// The first ones requested longest ago.
+	shop := make([]*servedGroup, maxNudged+4)
+	for i := range shop {
+		shop[i] = group("shop", now.Add(-10*time.Second+time.Duration(i)*time.Millisecond))
 	}
 	recent := group("shop", now.Add(-100*time.Millisecond))
-	other := group("blog", time.Time{})
-	s.nudgeOthers(from, []string{"shop"}, now.Add(-time.Millisecond))
+	from := group("shop", now.Add(-time.Millisecond))
+	// Added last, but it never requested: it waited longest of all.
+	fresh := group("shop", time.Time{})
+	s.nudgeOthers(from, now.Add(-time.Millisecond))
 	nudged := func(g *servedGroup) bool {
 		select {
 		case <-g.nudge:
@@ -176,12 +186,51 @@ func TestNudgeOthers(t *testing.T) {
 			return false
 		}
 	}
+	if !nudged(fresh) {
+		t.Errorf("a group that never requested was not nudged")
+	}
 	for i, g := range shop {
-		if got, want := nudged(g), i < maxNudged; got != want {
+		if got, want := nudged(g), i < maxNudged-1; got != want {
 			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, now.Sub(g.began), got, want)
 		}
 	}
-	if nudged(from) || nudged(recent) || nudged(other) {
-		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v; want none", nudged(from), nudged(recent), nudged(other))
+	if nudged(from) || nudged(recent) || nudged(other) || nudged(decided) {
+		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v, one with no check left %v; want none",
+			nudged(from), nudged(recent), nudged(other), nudged(decided))
+	}
+}
+
+// BenchmarkNudgeOthers measures the nudges of one flip's answers: every
+// group of one namespace sees its new shape in turn, each answer nudging
+// the ones that waited longest (n groups, the others' last requests spread
+// over the last period).
+func BenchmarkNudgeOthers(b *testing.B) {
+	for _, n := range []int{50, 500, 2000} {
+		b.Run(fmt.Sprintf("%d groups", n), func(b *testing.B) {
+			s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+			b.Cleanup(s.cancel)
+			now := time.Now()
+			var groups []*servedGroup
+			for i := range n {
+				id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}}
+				g := &servedGroup{req: probe.Request{Tenant: "shop"}, checks: map[target.SwitchID]*servedCheck{id: {id: id}}, period: time.Second, nudge: make(chan struct{}, 1)}
+				s.addGroupLocked(id.Key.String(), g)
+				groups = append(groups, g)
+			}
+			for b.Loop() {
+				for i, g := range groups {
+					s.beganLocked(g, now.Add(-time.Second+time.Duration(i)*time.Second/time.Duration(n)))
+				}
+				for _, g := range groups {
+					s.nudgeOthers(g, now)
+				}
+				for _, g := range groups {
+					select {
+					case <-g.nudge:
+					default:
+					}
+				}
+			}
+		})
 	}
 }
