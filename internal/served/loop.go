@@ -91,6 +91,13 @@ func (s *Checks) run(key string, g *servedGroup) {
 		if served {
 			s.nudgeOthers(g, began)
 		}
+		if s.empty(g) {
+			// Every check of it is decided: it stops now (turn) rather
+			// than after its period, so that it stands in its
+			// namespace's order no longer. A new check of its key in the
+			// meantime keeps it running, as a nudge would.
+			continue
+		}
 		if !s.wait(g, time.Until(began.Add(next)), true) {
 			return
 		}
@@ -165,8 +172,8 @@ func (s *Checks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 }
 
 // secondOffset is how long after its first request g sends its second:
-// its share of its period when other groups of its namespace run (the
-// period otherwise).
+// its share of its period when other groups of its namespace run or are
+// stopping (the period otherwise).
 func (s *Checks) secondOffset(key string, g *servedGroup) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()

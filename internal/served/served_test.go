@@ -2,6 +2,9 @@ package served
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,26 +180,112 @@ func TestNudgeOthers(t *testing.T) {
 	from := group("shop", now.Add(-time.Millisecond))
 	// Added last, but it never requested: it waited longest of all.
 	fresh := group("shop", time.Time{})
-	s.nudgeOthers(from, now.Add(-time.Millisecond))
-	nudged := func(g *servedGroup) bool {
-		select {
-		case <-g.nudge:
-			return true
-		default:
-			return false
+	took := func() map[*servedGroup]bool {
+		got := map[*servedGroup]bool{}
+		for _, g := range append([]*servedGroup{other, decided, recent, from, fresh}, shop...) {
+			select {
+			case <-g.nudge:
+				got[g] = true
+			default:
+			}
 		}
+		return got
 	}
-	if !nudged(fresh) {
+	s.nudgeOthers(from, now.Add(-time.Millisecond))
+	got := took()
+	if !got[fresh] {
 		t.Errorf("a group that never requested was not nudged")
 	}
 	for i, g := range shop {
-		if got, want := nudged(g), i < maxNudged-1; got != want {
-			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, now.Sub(g.began), got, want)
+		if want := i < maxNudged-1; got[g] != want {
+			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, 10*time.Second-time.Duration(i)*time.Millisecond, got[g], want)
 		}
 	}
-	if nudged(from) || nudged(recent) || nudged(other) || nudged(decided) {
+	if got[from] || got[recent] || got[other] || got[decided] {
 		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v, one with no check left %v; want none",
-			nudged(from), nudged(recent), nudged(other), nudged(decided))
+			got[from], got[recent], got[other], got[decided])
+	}
+
+	// A second answer nudges the next ones: those nudged first count as
+	// having just requested.
+	s.nudgeOthers(shop[0], now)
+	got = took()
+	for i, g := range shop {
+		if want := i >= maxNudged-1; got[g] != want {
+			t.Errorf("second answer: group %d nudged = %v, want %v", i, got[g], want)
+		}
+	}
+	if got[fresh] || got[recent] || got[decided] {
+		t.Errorf("second answer nudged: the one that never requested (nudged first) %v, one that requested 100ms ago %v, one with no check left %v; want none",
+			got[fresh], got[recent], got[decided])
+	}
+}
+
+// TestGroupsInTheOrderOfTheirRequests: as a namespace's groups request,
+// they stand in the order their last requests began (nudgeOthers walks
+// them from the front), and a group whose checks are all decided leaves
+// the order at once.
+func TestGroupsInTheOrderOfTheirRequests(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	t.Cleanup(s.cancel)
+	check := func(name string, active bool, period time.Duration) {
+		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: name}}
+		// Each its own URL, so its own group; the server answers 200,
+		// the passive shape.
+		spec := &v1beta1.ServedCheck{URL: srv.URL + "/" + name, Period: &metav1.Duration{Duration: period},
+			Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
+		s.Check(id, spec, active, time.Now(), func(Result) {})
+	}
+	// Checks of the active shape are never served here: they keep
+	// requesting, every 20ms.
+	for _, name := range []string{"a", "b", "c", "d"} {
+		check(name, true, 20*time.Millisecond)
+	}
+	ordered := func() (bool, int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		l := s.inNamespace["shop"]
+		if l == nil {
+			return true, 0
+		}
+		var last time.Time
+		for e := l.Front(); e != nil; e = e.Next() {
+			g := e.Value.(*servedGroup)
+			if g.began.Before(last) {
+				return false, l.Len()
+			}
+			last = g.began
+		}
+		return true, l.Len()
+	}
+	for requests.Load() < 40 {
+		if ok, _ := ordered(); !ok {
+			t.Fatalf("the namespace's groups are not in the order of their last requests after %d requests", requests.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A check of the passive shape is served at its first answer: its
+	// group leaves the order then, not a period (a minute) later.
+	check("e", false, time.Minute)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ok, n := ordered()
+		if !ok {
+			t.Fatalf("the namespace's groups are not in the order of their last requests")
+		}
+		if n == 4 && !s.Snapshot(target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "e"}}).checking {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d groups in the namespace's order 5s after the passive check began, want the 4 still checking", n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -209,7 +298,6 @@ func BenchmarkNudgeOthers(b *testing.B) {
 		b.Run(fmt.Sprintf("%d groups", n), func(b *testing.B) {
 			s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 			b.Cleanup(s.cancel)
-			now := time.Now()
 			var groups []*servedGroup
 			for i := range n {
 				id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}}
@@ -218,6 +306,7 @@ func BenchmarkNudgeOthers(b *testing.B) {
 				groups = append(groups, g)
 			}
 			for b.Loop() {
+				now := time.Now()
 				for i, g := range groups {
 					s.beganLocked(g, now.Add(-time.Second+time.Duration(i)*time.Second/time.Duration(n)))
 				}
