@@ -8,7 +8,6 @@
 package served
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -60,12 +59,8 @@ type Checks struct {
 	cancel context.CancelFunc
 
 	mu sync.Mutex
-	// groups are the running request loops, by request key; inNamespace
-	// has each namespace's (a group's requests are all one namespace's:
-	// its req.Tenant) in the order their last requests began, those that
-	// never requested first, for the nudges of an answer.
-	groups      map[string]*servedGroup
-	inNamespace map[string]*list.List
+	// groups are the running request loops, by request key.
+	groups map[string]*servedGroup
 	// pending has each switch's check in progress.
 	pending map[target.SwitchID]*servedCheck
 	// results has each switch's last decided check.
@@ -124,15 +119,13 @@ type servedGroup struct {
 	// nudge asks for a request now (nudgeDue): a check of the same
 	// namespace saw its new shape served.
 	nudge chan struct{}
-	// inNamespace is its place in Checks.inNamespace.
-	inNamespace *list.Element
 }
 
 // NewChecks returns the served checks, sending through prober and
 // evaluating expressions in turns (nil: at once); a Runnable.
 func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{}, inNamespace: map[string]*list.List{},
+	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
 		slots: map[string]chan struct{}{}}
 }
@@ -218,7 +211,7 @@ func (s *Checks) Check(id target.SwitchID, spec *v1beta1.ServedCheck, active boo
 	g, running := s.groups[key]
 	if !running {
 		g = &servedGroup{req: req, checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
-		s.addGroupLocked(key, g)
+		s.groups[key] = g
 	}
 	g.checks[id] = c
 	if !running {
@@ -231,35 +224,6 @@ func (s *Checks) Check(id target.SwitchID, spec *v1beta1.ServedCheck, active boo
 	case g.nudge <- struct{}{}:
 	default:
 	}
-}
-
-// addGroupLocked records g, which has not requested yet, as the running
-// group of key.
-func (s *Checks) addGroupLocked(key string, g *servedGroup) {
-	s.groups[key] = g
-	l, ok := s.inNamespace[g.req.Tenant]
-	if !ok {
-		l = list.New()
-		s.inNamespace[g.req.Tenant] = l
-	}
-	g.inNamespace = l.PushFront(g)
-}
-
-// removeGroupLocked drops g, the group of key, once it has stopped.
-func (s *Checks) removeGroupLocked(key string, g *servedGroup) {
-	delete(s.groups, key)
-	l := s.inNamespace[g.req.Tenant]
-	l.Remove(g.inNamespace)
-	if l.Len() == 0 {
-		delete(s.inNamespace, g.req.Tenant)
-	}
-}
-
-// beganLocked records that g's request began now, the latest of its
-// namespace's.
-func (s *Checks) beganLocked(g *servedGroup, now time.Time) {
-	g.began = now
-	s.inNamespace[g.req.Tenant].MoveToBack(g.inNamespace)
 }
 
 // stopLocked drops the check of id in progress, if any.

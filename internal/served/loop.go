@@ -3,6 +3,7 @@ package served
 import (
 	"hash/fnv"
 	"runtime/trace"
+	"slices"
 	"time"
 
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/probe"
@@ -35,10 +36,11 @@ import (
 func (s *Checks) run(key string, g *servedGroup) {
 	first := true
 	for {
-		if !s.turn(key, g) {
+		namespaces, ok := s.turn(key, g)
+		if !ok {
 			return
 		}
-		if s.Busy != nil && s.Busy(g.req.Tenant) {
+		if s.Busy != nil && slices.ContainsFunc(namespaces, s.Busy) {
 			if !s.wait(g, flipWritesPoll, false) {
 				return
 			}
@@ -62,16 +64,14 @@ func (s *Checks) run(key string, g *servedGroup) {
 			// the request began asks for another at once.
 		default:
 		}
-		s.mu.Lock()
-		// Taken under the lock, so that the namespace's groups are in
-		// the order of their began (nudgeOthers).
 		began := time.Now()
-		s.beganLocked(g, began)
+		s.mu.Lock()
+		g.began = began
 		next := g.period
 		s.mu.Unlock()
 		if first {
 			first = false
-			if offset := s.secondOffset(key, g); offset > 0 {
+			if offset := s.secondOffset(key, g, namespaces); offset > 0 {
 				next = offset
 			}
 		}
@@ -83,20 +83,15 @@ func (s *Checks) run(key string, g *servedGroup) {
 			return
 		}
 		decided := s.decide(g, began, resp, err, time.Now())
-		served := false
+		var served []string
 		for _, d := range decided {
 			d.check.done(d.result)
-			served = served || d.result.Served
+			if d.result.Served {
+				served = append(served, d.check.id.Key.Namespace)
+			}
 		}
-		if served {
-			s.nudgeOthers(g, began)
-		}
-		if s.empty(g) {
-			// Every check of it is decided: it stops now (turn) rather
-			// than after its period, so that it stands in its
-			// namespace's order no longer. A new check of its key in the
-			// meantime keeps it running, as a nudge would.
-			continue
+		if len(served) > 0 {
+			s.nudgeOthers(g, served, began)
 		}
 		if !s.wait(g, time.Until(began.Add(next)), true) {
 			return
@@ -104,22 +99,26 @@ func (s *Checks) run(key string, g *servedGroup) {
 	}
 }
 
-// turn brings the group's period up to date; false once it has no check
-// left (and it is no longer running).
-func (s *Checks) turn(key string, g *servedGroup) bool {
+// turn is the namespaces of the group's checks, with its period brought up
+// to date; false once it has no check left (and it is no longer running).
+func (s *Checks) turn(key string, g *servedGroup) ([]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(g.checks) == 0 {
-		s.removeGroupLocked(key, g)
-		return false
+		delete(s.groups, key)
+		return nil, false
 	}
 	g.period = 0
+	var namespaces []string
 	for _, c := range g.checks {
 		if g.period == 0 || c.period < g.period {
 			g.period = c.period
 		}
+		if !slices.Contains(namespaces, c.id.Key.Namespace) {
+			namespaces = append(namespaces, c.id.Key.Namespace)
+		}
 	}
-	return true
+	return namespaces, true
 }
 
 // freed marks the group's checks free to request from now on, those not
@@ -172,15 +171,27 @@ func (s *Checks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
 }
 
 // secondOffset is how long after its first request g sends its second:
-// its share of its period when other groups of its namespace run or are
-// stopping (the period otherwise).
-func (s *Checks) secondOffset(key string, g *servedGroup) time.Duration {
+// its share of its period when other checks of its namespaces run (the
+// period otherwise).
+func (s *Checks) secondOffset(key string, g *servedGroup, namespaces []string) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inNamespace[g.req.Tenant].Len() > 1 {
-		return servedOffset(key, g.period)
+	for other, o := range s.groups {
+		if other != key && o.checksIn(namespaces) {
+			return servedOffset(key, g.period)
+		}
 	}
 	return 0
+}
+
+// checksIn reports whether g has a check of a switch in one of namespaces.
+func (g *servedGroup) checksIn(namespaces []string) bool {
+	for _, c := range g.checks {
+		if slices.Contains(namespaces, c.id.Key.Namespace) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedOffset is a group's share of its period, from a quarter of it to
@@ -192,42 +203,27 @@ func servedOffset(key string, period time.Duration) time.Duration {
 	return period/4 + time.Duration(uint64(h.Sum32())*uint64(period*3/4)>>32)
 }
 
-// nudgeOthers asks at most maxNudged of the other groups of from's
-// namespace to request now (those that have waited longest), when
-// nudgeDue: a request of from that began at began saw the new shape of a
-// check of its own. Each that sees its own shape nudges as many again, so
+// nudgeOthers asks at most maxNudged of the groups with checks in
+// namespaces, but from, to request now (those that have waited longest),
+// when nudgeDue: a request of from that began at began saw the new shape of
+// a check of theirs. Each that sees its own shape nudges as many again, so
 // a namespace's checks follow a reload within a few rounds of requests
 // while at most a few dozen are in flight: hundreds at once would take the
 // proxy and the cores from the users it serves.
-//
-// The namespace's groups are in the order their last requests began, so
-// the walk takes the first due ones and stops at the first group that
-// requested less than half its period ago (or after began): a flip's
-// answers cost the manager a few steps each, not a walk of every group.
-// Behind such a group there can be a due one only of a shorter period,
-// which requests again within its period anyway.
-func (s *Checks) nudgeOthers(from *servedGroup, began time.Time) {
+func (s *Checks) nudgeOthers(from *servedGroup, namespaces []string, began time.Time) {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	var due [maxNudged]*servedGroup
-	n := 0
-	for e := s.inNamespace[from.req.Tenant].Front(); e != nil && n < maxNudged; e = e.Next() {
-		g := e.Value.(*servedGroup)
-		if g == from || len(g.checks) == 0 {
-			// An empty group has nothing to check; it stops at its
-			// next turn.
-			continue
+	var due []*servedGroup
+	for _, g := range s.groups {
+		if g != from && nudgeDue(g.began, began, g.period, now) && g.checksIn(namespaces) {
+			due = append(due, g)
 		}
-		if !nudgeDue(g.began, began, g.period, now) {
-			break
-		}
-		due[n] = g
-		n++
 	}
-	for _, g := range due[:n] {
+	slices.SortFunc(due, func(a, b *servedGroup) int { return a.began.Compare(b.began) })
+	for _, g := range due[:min(len(due), maxNudged)] {
 		// Counted as begun, so that the next nudges pick others.
-		s.beganLocked(g, now)
+		g.began = now
 		select {
 		case g.nudge <- struct{}{}:
 		default:

@@ -2,9 +2,6 @@ package served
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,12 +79,12 @@ func TestAnAnswerFromBeforeTheCheckNeverCounts(t *testing.T) {
 	t.Cleanup(s.cancel)
 	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	spec := &v1beta1.ServedCheck{URL: "http://127.0.0.1:1/", Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
-	g := &servedGroup{req: probe.Request{Tenant: "shop"}, checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
+	g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, nudge: make(chan struct{}, 1)}
 	began := time.Now()
 	// The group is running (its key is taken): start adds the check to it.
 	_, key := servedRequest("shop", spec)
 	s.mu.Lock()
-	s.addGroupLocked(key, g)
+	s.groups[key] = g
 	s.mu.Unlock()
 	time.Sleep(time.Millisecond)
 	s.Check(id, spec, false, time.Now(), func(Result) {})
@@ -149,150 +146,52 @@ func TestNudgeDue(t *testing.T) {
 }
 
 // TestNudgeOthers: an answer that shows a check its new shape has at most
-// maxNudged other groups of its namespace request at once, those that
-// requested longest ago first (one that never did before all), none with
-// no check left and none of another namespace.
+// maxNudged other groups of its namespaces request at once, those that
+// requested longest ago first, and none of another namespace.
 func TestNudgeOthers(t *testing.T) {
 	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
 	t.Cleanup(s.cancel)
 	now := time.Now()
 	group := func(ns string, began time.Time) *servedGroup {
-		g := &servedGroup{req: probe.Request{Tenant: ns}, checks: map[target.SwitchID]*servedCheck{}, period: time.Second, nudge: make(chan struct{}, 1)}
+		g := &servedGroup{checks: map[target.SwitchID]*servedCheck{}, period: time.Second, began: began, nudge: make(chan struct{}, 1)}
 		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("web-%d", len(s.groups))}}
 		g.checks[id] = &servedCheck{id: id}
-		s.addGroupLocked(id.Key.String(), g)
-		if !began.IsZero() {
-			// Requests begin in the order of their times, as in run.
-			s.beganLocked(g, began)
-		}
+		s.groups[id.Key.String()] = g
 		return g
 	}
-	other := group("blog", time.Time{})
-	// Its check was decided: it stops at its next turn.
-	decided := group("shop", now.Add(-20*time.Second))
-	clear(decided.checks)
-	// The first ones requested longest ago.
-	shop := make([]*servedGroup, maxNudged+4)
-	for i := range shop {
-		shop[i] = group("shop", now.Add(-10*time.Second+time.Duration(i)*time.Millisecond))
+	from := group("shop", now.Add(-time.Millisecond))
+	var shop []*servedGroup
+	for i := range maxNudged + 4 {
+		// The first ones requested longest ago.
+		shop = append(shop, group("shop", now.Add(-10*time.Second+time.Duration(i)*time.Millisecond)))
 	}
 	recent := group("shop", now.Add(-100*time.Millisecond))
-	from := group("shop", now.Add(-time.Millisecond))
-	// Added last, but it never requested: it waited longest of all.
-	fresh := group("shop", time.Time{})
-	took := func() map[*servedGroup]bool {
-		got := map[*servedGroup]bool{}
-		for _, g := range append([]*servedGroup{other, decided, recent, from, fresh}, shop...) {
-			select {
-			case <-g.nudge:
-				got[g] = true
-			default:
-			}
+	other := group("blog", time.Time{})
+	s.nudgeOthers(from, []string{"shop"}, now.Add(-time.Millisecond))
+	nudged := func(g *servedGroup) bool {
+		select {
+		case <-g.nudge:
+			return true
+		default:
+			return false
 		}
-		return got
-	}
-	s.nudgeOthers(from, now.Add(-time.Millisecond))
-	got := took()
-	if !got[fresh] {
-		t.Errorf("a group that never requested was not nudged")
 	}
 	for i, g := range shop {
-		if want := i < maxNudged-1; got[g] != want {
-			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, 10*time.Second-time.Duration(i)*time.Millisecond, got[g], want)
+		if got, want := nudged(g), i < maxNudged; got != want {
+			t.Errorf("group %d (last request %s ago) nudged = %v, want %v", i, now.Sub(g.began), got, want)
 		}
 	}
-	if got[from] || got[recent] || got[other] || got[decided] {
-		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v, one with no check left %v; want none",
-			got[from], got[recent], got[other], got[decided])
-	}
-
-	// A second answer nudges the next ones: those nudged first count as
-	// having just requested.
-	s.nudgeOthers(shop[0], now)
-	got = took()
-	for i, g := range shop {
-		if want := i >= maxNudged-1; got[g] != want {
-			t.Errorf("second answer: group %d nudged = %v, want %v", i, got[g], want)
-		}
-	}
-	if got[fresh] || got[recent] || got[decided] {
-		t.Errorf("second answer nudged: the one that never requested (nudged first) %v, one that requested 100ms ago %v, one with no check left %v; want none",
-			got[fresh], got[recent], got[decided])
-	}
-}
-
-// TestGroupsInTheOrderOfTheirRequests: as a namespace's groups request,
-// they stand in the order their last requests began (nudgeOthers walks
-// them from the front), and a group whose checks are all decided leaves
-// the order at once.
-func TestGroupsInTheOrderOfTheirRequests(t *testing.T) {
-	var requests atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		requests.Add(1)
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(srv.Close)
-	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
-	t.Cleanup(s.cancel)
-	check := func(name string, active bool, period time.Duration) {
-		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: name}}
-		// Each its own URL, so its own group; the server answers 200,
-		// the passive shape.
-		spec := &v1beta1.ServedCheck{URL: srv.URL + "/" + name, Period: &metav1.Duration{Duration: period},
-			Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
-		s.Check(id, spec, active, time.Now(), func(Result) {})
-	}
-	// Checks of the active shape are never served here: they keep
-	// requesting, every 20ms.
-	for _, name := range []string{"a", "b", "c", "d"} {
-		check(name, true, 20*time.Millisecond)
-	}
-	ordered := func() (bool, int) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		l := s.inNamespace["shop"]
-		if l == nil {
-			return true, 0
-		}
-		var last time.Time
-		for e := l.Front(); e != nil; e = e.Next() {
-			g := e.Value.(*servedGroup)
-			if g.began.Before(last) {
-				return false, l.Len()
-			}
-			last = g.began
-		}
-		return true, l.Len()
-	}
-	for requests.Load() < 40 {
-		if ok, _ := ordered(); !ok {
-			t.Fatalf("the namespace's groups are not in the order of their last requests after %d requests", requests.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	// A check of the passive shape is served at its first answer: its
-	// group leaves the order then, not a period (a minute) later.
-	check("e", false, time.Minute)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ok, n := ordered()
-		if !ok {
-			t.Fatalf("the namespace's groups are not in the order of their last requests")
-		}
-		if n == 4 && !s.Snapshot(target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "e"}}).checking {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d groups in the namespace's order 5s after the passive check began, want the 4 still checking", n)
-		}
-		time.Sleep(time.Millisecond)
+	if nudged(from) || nudged(recent) || nudged(other) {
+		t.Errorf("nudged: the answering group %v, one that requested 100ms ago %v, another namespace's %v; want none", nudged(from), nudged(recent), nudged(other))
 	}
 }
 
 // BenchmarkNudgeOthers measures the nudges of one flip's answers: every
 // group of one namespace sees its new shape in turn, each answer nudging
 // the ones that waited longest (n groups, the others' last requests spread
-// over the last period).
+// over the period before it). Each answer walks every group of the
+// manager: the cost of a flip grows with the square of its checks
+// (docs/benchmarks.md, "The nudges of an answer").
 func BenchmarkNudgeOthers(b *testing.B) {
 	for _, n := range []int{50, 500, 2000} {
 		b.Run(fmt.Sprintf("%d groups", n), func(b *testing.B) {
@@ -302,16 +201,16 @@ func BenchmarkNudgeOthers(b *testing.B) {
 			for i := range n {
 				id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}}
 				g := &servedGroup{req: probe.Request{Tenant: "shop"}, checks: map[target.SwitchID]*servedCheck{id: {id: id}}, period: time.Second, nudge: make(chan struct{}, 1)}
-				s.addGroupLocked(id.Key.String(), g)
+				s.groups[id.Key.String()] = g
 				groups = append(groups, g)
 			}
 			for b.Loop() {
 				now := time.Now()
 				for i, g := range groups {
-					s.beganLocked(g, now.Add(-time.Second+time.Duration(i)*time.Second/time.Duration(n)))
+					g.began = now.Add(-time.Second + time.Duration(i)*time.Second/time.Duration(n))
 				}
 				for _, g := range groups {
-					s.nudgeOthers(g, now)
+					s.nudgeOthers(g, []string{"shop"}, now)
 				}
 				for _, g := range groups {
 					select {
