@@ -147,7 +147,7 @@ func (sm *servedMeasure) setupStatusFloor(ctx context.Context, floor, op servedN
 	for i := range floor.n {
 		sf.written[objName(i)] = sf.statuses[false][objName(i)]
 	}
-	if err := sf.warm(ctx, false); err != nil {
+	if err := sf.warm(ctx); err != nil {
 		return nil, err
 	}
 	return sf, nil
@@ -284,10 +284,10 @@ func (sf *statusFloor) write(ctx context.Context, i int, active bool, patch []by
 
 // warm opens the client's connections before the first flip, so that no
 // flip's requests dial one: statusFloorChecksInFlight requests of a host
-// at once, in the mode it is in.
-func (sf *statusFloor) warm(ctx context.Context, active bool) error {
+// at once, in the passive shape its setup leaves it in.
+func (sf *statusFloor) warm(ctx context.Context) error {
 	return parallel(statusFloorChecksInFlight, statusFloorChecksInFlight, func(int) error {
-		if ok, answer := sf.check.answers(ctx, sf.s.hosts[0], active); !ok {
+		if ok, answer := sf.check.answers(ctx, sf.s.hosts[0], false); !ok {
 			return fmt.Errorf("warming the status floor's connections: %s answered %s", sf.s.hosts[0], answer)
 		}
 		return nil
