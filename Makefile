@@ -159,9 +159,9 @@ demo: envtest-assets traefik build ## Run the operator on a local control plane 
 # BENCH_MANAGER=path measures a manager binary built elsewhere (another
 # revision) instead of building ./cmd; the report names it.
 .PHONY: bench
-bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart), a cluster state's flip (2000 switches in 20 namespaces), an anyOf flip (2000 switches of two entries), served flips through Traefik (50 and 500), notifications (2000 switches, three notifiers), kubectl dynamic and fair shares between namespaces beside their baselines (about an hour); rewrites the generated section of docs/benchmarks.md.
+bench: envtest-assets ## Measure the flip (against the plain and the owned floor), steady state, webhooks, probes, memory, scale (10 000 switches, a restart), a cluster state's flip (2000 switches in 20 namespaces), an anyOf flip (2000 switches of two entries), served flips through Traefik (50 and 500), notifications (2000 switches, three notifiers), kubectl dynamic and fair shares between namespaces, a service state and pins that end together, beside their baselines (about two hours on 2 shared cores); rewrites the generated section of docs/benchmarks.md.
 	BENCH=full BENCH_COMMAND='make bench$(if $(BENCH_MANAGER), BENCH_MANAGER=$(BENCH_MANAGER))' \
-	  go test -count=1 -v -timeout 100m -run '^TestBenchFull$$' ./test/bench/
+	  go test -count=1 -v -timeout 150m -run '^TestBenchFull$$' ./test/bench/
 
 .PHONY: bench-small
 bench-small: envtest-assets ## Every measure of make bench at small sizes (N=50) in about four minutes; prints the table, leaves the docs alone.
