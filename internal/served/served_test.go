@@ -191,8 +191,7 @@ func TestNudgeOthers(t *testing.T) {
 // the ones that waited longest (n groups, the others' last requests spread
 // over the period before it). Each answer walks every group of the
 // manager: the cost of a flip grows with the square of its checks
-// (docs/benchmarks.md, "The nudges of an answer: tried in order, not
-// shipped").
+// (docs/benchmarks.md, "What the nudges cost").
 func BenchmarkNudgeOthers(b *testing.B) {
 	for _, n := range []int{50, 500, 2000} {
 		b.Run(fmt.Sprintf("%d groups", n), func(b *testing.B) {
