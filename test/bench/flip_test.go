@@ -1005,6 +1005,10 @@ func (b *bench) profile(name string, get func(seconds string) ([]byte, error)) f
 			return
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", strings.ReplaceAll(name, " ", "-"), time.Now().UnixNano()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.progress("profile %s: %v", name, err)
+			return
+		}
 		if err := os.WriteFile(path, raw, 0o644); err != nil {
 			b.progress("profile %s: %v", name, err)
 		}

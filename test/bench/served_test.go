@@ -693,6 +693,9 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
+	// Before the profiles: it waits for the trace to begin.
+	stopTrace := sm.b.traceManager(m, fmt.Sprintf("served-manager-%d-%s%s", s.n, direction(active), sm.profileSuffix))
+	defer stopTrace()
 	stopProfile := sm.b.profileAPIServer(ctx, fmt.Sprintf("served-operator-%d-%s%s", s.n, direction(active), sm.profileSuffix))
 	defer stopProfile()
 	stopManagerProfile := sm.b.profileManager(m, fmt.Sprintf("served-manager-%d-%s%s", s.n, direction(active), sm.profileSuffix))
@@ -715,6 +718,8 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 		return run, err
 	}
 	sm.summarize(&run, at, ingW)
+	sm.b.traced(stopTrace, t0, fmt.Sprintf("served flip of %d %s: hosts served %s–%s, Ingresses written %s–%s, reloads seen (at: hosts) %s",
+		s.n, direction(active), round(run.firstServed), round(run.served), round(run.firstWrite), round(run.lastWrite), reloadsString(run.reloads)))
 	if sm.checksOff {
 		return run, nil
 	}

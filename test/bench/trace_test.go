@@ -18,7 +18,8 @@ import (
 )
 
 // Tracing a flip (BENCH_TRACE=dir): a Go execution trace of the manager
-// over each operator flip of the flip measure (not the other measures'),
+// over each operator flip of the flip and the served measures (not the
+// other measures'),
 // from traceLead before the edit, BENCH_TRACE_SECONDS long (default 6),
 // saved into dir as manager-<N>-<direction>-<unix nanoseconds>.trace (go
 // tool trace) and summarised beside the bench's own watches: where the
