@@ -186,6 +186,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	// probes (docs/behaviour.md, "Served").
 	checks := served.NewChecks(probe.NewProber(opts.Guard, opts.MaxBodyBytes).WithSecrets(secretValues).WithEvaluationTurns(turns), turns)
 	checks.Busy = gate.TargetsPending
+	gate.OnTargetsWritten(checks.TargetsWritten)
 	if err := mgr.Add(checks); err != nil {
 		return fmt.Errorf("setting up the served checks: %w", err)
 	}

@@ -84,6 +84,9 @@ type Gate struct {
 	// due is called, without g.mu, when events may have become due (the
 	// event pacer's wake-up); nil calls nothing.
 	due func()
+	// written is called, without g.mu, when a namespace's last pending
+	// target is written (OnTargetsWritten); nil calls nothing.
+	written func()
 }
 
 // namespaceGate is what waits in one namespace.
@@ -184,9 +187,28 @@ func (g *Gate) Done(kind string, key types.NamespacedName, ticket uint64) {
 		if expected, ok := ns.pending[k]; ok && expected <= ticket {
 			delete(ns.pending, k)
 			releases = g.openLocked(ns)
+			releases = g.writtenLocked(ns, releases)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)
+}
+
+// OnTargetsWritten sets what is called when a namespace's last pending
+// target is written, or its switch forgotten (served.Checks.TargetsWritten:
+// the checks that wait on TargetsPending look again then).
+func (g *Gate) OnTargetsWritten(written func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.written = written
+}
+
+// writtenLocked adds the call of written to releases when nothing is
+// pending in ns any more.
+func (g *Gate) writtenLocked(ns *namespaceGate, releases []func()) []func() {
+	if len(ns.pending) > 0 || g.written == nil {
+		return releases
+	}
+	return append(releases, g.written)
 }
 
 // Written notes that the status of the switch of kind at key was Written:
@@ -212,6 +234,7 @@ func (g *Gate) Forget(kind string, key types.NamespacedName) {
 		if _, ok := ns.pending[k]; ok {
 			delete(ns.pending, k)
 			releases = g.openLocked(ns)
+			releases = g.writtenLocked(ns, releases)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)

@@ -636,3 +636,29 @@ func TestEventPacerTakesTheNamespacesInTurn(t *testing.T) {
 		t.Errorf("the events recorded last (-want +got):\n%s", diff)
 	}
 }
+
+// TestStatusGateTellsWhenANamespacesTargetsAreWritten: the served checks
+// that wait on TargetsPending are told once a namespace's last pending
+// target is synced or its switch forgotten, not before, and without the
+// gate's lock held (the call may ask the gate again).
+func TestStatusGateTellsWhenANamespacesTargetsAreWritten(t *testing.T) {
+	g := newGateUnderTest(t)
+	var told []bool // TargetsPending of shop at each call
+	g.OnTargetsWritten(func() { told = append(told, g.TargetsPending("shop")) })
+	g.expectAll(ingressKind, "a", "b", "other/c")
+	g.sync(ingressKind, "a")
+	g.sync(ingressKind, "other/c") // another namespace's last one
+	if want := []bool{true}; !slices.Equal(told, want) {
+		t.Fatalf("told %v after a and other/c, want %v (other's last target only)", told, want)
+	}
+	g.sync(ingressKind, "b")
+	if want := []bool{true, false}; !slices.Equal(told, want) {
+		t.Fatalf("told %v after b, want %v", told, want)
+	}
+	g.expectAll(ingressKind, "a", "gone")
+	g.sync(ingressKind, "a")
+	g.Forget(ingressKind, key("gone"))
+	if want := []bool{true, false, false}; !slices.Equal(told, want) {
+		t.Fatalf("told %v after gone was forgotten, want %v", told, want)
+	}
+}

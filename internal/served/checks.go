@@ -52,7 +52,9 @@ type Checks struct {
 	// expressions; nil evaluates at once.
 	turns *fairshare.Turns
 	// Busy reports whether a namespace's flip still has targets to write
-	// (flip.Gate.TargetsPending); nil when nothing waits.
+	// (flip.Gate.TargetsPending); nil when nothing waits. Whoever sets it
+	// calls TargetsWritten when a namespace's last pending target is
+	// written: the checks that wait for it look again then.
 	Busy func(namespace string) bool
 	// ctx ends every check when the manager stops.
 	ctx    context.Context
@@ -71,6 +73,10 @@ type Checks struct {
 	// slots has each namespace's request slots (slotsOf): at most
 	// maxServedInFlight of its requests in flight.
 	slots map[string]chan struct{}
+	// written is closed, and made anew, when a namespace's flip has
+	// written its last target (TargetsWritten): the checks waiting for
+	// their namespaces' flips wait on it.
+	written chan struct{}
 }
 
 // servedCheck is one switch's check of the mode it wrote.
@@ -127,7 +133,23 @@ func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
-		slots: map[string]chan struct{}{}}
+		slots: map[string]chan struct{}{}, written: make(chan struct{})}
+}
+
+// TargetsWritten tells the checks that a namespace's flip has written its
+// last target: those that wait for their namespaces' flips look again.
+func (s *Checks) TargetsWritten() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.written)
+	s.written = make(chan struct{})
+}
+
+// targetsWritten is what TargetsWritten closes next.
+func (s *Checks) targetsWritten() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
 }
 
 // Start stops every check when ctx is done. It implements

@@ -36,12 +36,15 @@ import (
 func (s *Checks) run(key string, g *servedGroup) {
 	first := true
 	for {
+		// Taken before Busy is asked: a flip whose writes end in between
+		// has closed it.
+		written := s.targetsWritten()
 		namespaces, ok := s.turn(key, g)
 		if !ok {
 			return
 		}
 		if s.Busy != nil && slices.ContainsFunc(namespaces, s.Busy) {
-			if !s.wait(g, flipWritesPoll, false) {
+			if !s.waitWritten(written) {
 				return
 			}
 			continue
@@ -93,7 +96,7 @@ func (s *Checks) run(key string, g *servedGroup) {
 		if len(served) > 0 {
 			s.nudgeOthers(g, served, began)
 		}
-		if !s.wait(g, time.Until(began.Add(next)), true) {
+		if !s.wait(g, time.Until(began.Add(next))) {
 			return
 		}
 	}
@@ -152,20 +155,15 @@ func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Du
 	return max(c.free.Add(c.period).Sub(now), 0)
 }
 
-// wait waits d, or less when nudged (and nudged is true); false once the
-// manager stops.
-func (s *Checks) wait(g *servedGroup, d time.Duration, nudged bool) bool {
-	nudge := g.nudge
-	if !nudged {
-		nudge = nil
-	}
+// wait waits d, or less when nudged; false once the manager stops.
+func (s *Checks) wait(g *servedGroup, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.ctx.Done():
 		return false
 	case <-t.C:
-	case <-nudge:
+	case <-g.nudge:
 	}
 	return true
 }
@@ -247,8 +245,28 @@ func nudgeDue(last, seen time.Time, period time.Duration, now time.Time) bool {
 }
 
 // flipWritesPoll is how often a check that waits for its namespace's flip
-// writes looks again (in memory: waiting sends no request anywhere).
-const flipWritesPoll = 50 * time.Millisecond
+// writes looks again when no flip's writes ended meanwhile: a flip's
+// pending targets stop holding its checks after the gate's bound
+// (flip.MaxStatusHold), which no write tells. Waking every waiting check
+// often instead (500 of them every 50 ms were 10 000 wake-ups a second,
+// each taking the gate's lock that the flip's reconciles take) cost a flip
+// of 500 with spec.served 30-75 ms of the manager's CPU while it wrote its
+// targets.
+const flipWritesPoll = time.Second
+
+// waitWritten waits until written is closed (a flip wrote its last
+// target), or flipWritesPoll; false once the manager stops.
+func (s *Checks) waitWritten(written <-chan struct{}) bool {
+	t := time.NewTimer(flipWritesPoll)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-t.C:
+	case <-written:
+	}
+	return true
+}
 
 // maxServedInFlight is how many requests the served checks of one
 // namespace hold in flight together: 300 switches of one namespace with

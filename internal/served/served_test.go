@@ -2,6 +2,9 @@ package served
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,5 +223,46 @@ func BenchmarkNudgeOthers(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestChecksWaitForTheFlipsWritesAndStartWhenTold: a check of a namespace
+// whose flip still has targets to write sends nothing; told that a flip's
+// last target is written (TargetsWritten), it requests at once, not at its
+// next look (flipWritesPoll).
+func TestChecksWaitForTheFlipsWritesAndStartWhenTold(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	t.Cleanup(s.cancel)
+	var busy atomic.Bool
+	busy.Store(true)
+	s.Busy = func(namespace string) bool { return namespace == "shop" && busy.Load() }
+	id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	spec := &v1beta1.ServedCheck{URL: srv.URL, Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
+	decided := make(chan Result, 1)
+	s.Check(id, spec, true, time.Now(), func(r Result) { decided <- r })
+
+	time.Sleep(200 * time.Millisecond)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests while the namespace's flip still had targets to write, want none", n)
+	}
+	busy.Store(false)
+	told := time.Now()
+	s.TargetsWritten()
+	select {
+	case r := <-decided:
+		if !r.Served {
+			t.Fatalf("decided %+v, want served", r)
+		}
+		if waited := time.Since(told); waited >= flipWritesPoll/2 {
+			t.Errorf("served %v after the flip's last target was written, want well under the look of every %v", waited, flipWritesPoll)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("not decided within 10s")
 	}
 }
