@@ -84,9 +84,9 @@ type Gate struct {
 	// due is called, without g.mu, when events may have become due (the
 	// event pacer's wake-up); nil calls nothing.
 	due func()
-	// written is called, without g.mu, when a namespace's last pending
-	// target is written (OnTargetsWritten); nil calls nothing.
-	written func()
+	// written is called, without g.mu, with a namespace whose last
+	// pending target is written (OnTargetsWritten); nil calls nothing.
+	written func(namespace string)
 }
 
 // namespaceGate is what waits in one namespace.
@@ -187,28 +187,30 @@ func (g *Gate) Done(kind string, key types.NamespacedName, ticket uint64) {
 		if expected, ok := ns.pending[k]; ok && expected <= ticket {
 			delete(ns.pending, k)
 			releases = g.openLocked(ns)
-			releases = g.writtenLocked(ns, releases)
+			releases = g.writtenLocked(key.Namespace, ns, releases)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)
 }
 
-// OnTargetsWritten sets what is called when a namespace's last pending
-// target is written, or its switch forgotten (served.Checks.TargetsWritten:
-// the checks that wait on TargetsPending look again then).
-func (g *Gate) OnTargetsWritten(written func()) {
+// OnTargetsWritten sets what is called with a namespace whose last pending
+// target is written, or whose last pending switch is forgotten
+// (served.Checks.TargetsWritten: the namespace's checks that wait on
+// TargetsPending look again then).
+func (g *Gate) OnTargetsWritten(written func(namespace string)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.written = written
 }
 
-// writtenLocked adds the call of written to releases when nothing is
-// pending in ns any more.
-func (g *Gate) writtenLocked(ns *namespaceGate, releases []func()) []func() {
+// writtenLocked adds the call of written for namespace to releases when
+// nothing is pending in ns, its entry, any more.
+func (g *Gate) writtenLocked(namespace string, ns *namespaceGate, releases []func()) []func() {
 	if len(ns.pending) > 0 || g.written == nil {
 		return releases
 	}
-	return append(releases, g.written)
+	written := g.written
+	return append(releases, func() { written(namespace) })
 }
 
 // Written notes that the status of the switch of kind at key was Written:
@@ -234,7 +236,7 @@ func (g *Gate) Forget(kind string, key types.NamespacedName) {
 		if _, ok := ns.pending[k]; ok {
 			delete(ns.pending, k)
 			releases = g.openLocked(ns)
-			releases = g.writtenLocked(ns, releases)
+			releases = g.writtenLocked(key.Namespace, ns, releases)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)

@@ -643,22 +643,24 @@ func TestEventPacerTakesTheNamespacesInTurn(t *testing.T) {
 // gate's lock held (the call may ask the gate again).
 func TestStatusGateTellsWhenANamespacesTargetsAreWritten(t *testing.T) {
 	g := newGateUnderTest(t)
-	var told []bool // TargetsPending of shop at each call
-	g.OnTargetsWritten(func() { told = append(told, g.TargetsPending("shop")) })
+	var told []string // each call: the namespace, and whether it still had targets pending
+	g.OnTargetsWritten(func(namespace string) {
+		told = append(told, fmt.Sprintf("%s pending %v", namespace, g.TargetsPending(namespace)))
+	})
 	g.expectAll(ingressKind, "a", "b", "other/c")
 	g.sync(ingressKind, "a")
 	g.sync(ingressKind, "other/c") // another namespace's last one
-	if want := []bool{true}; !slices.Equal(told, want) {
-		t.Fatalf("told %v after a and other/c, want %v (other's last target only)", told, want)
+	if want := []string{"other pending false"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q after a and other/c, want %q (other's last target only)", told, want)
 	}
 	g.sync(ingressKind, "b")
-	if want := []bool{true, false}; !slices.Equal(told, want) {
-		t.Fatalf("told %v after b, want %v", told, want)
+	if want := []string{"other pending false", "shop pending false"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q after b, want %q", told, want)
 	}
 	g.expectAll(ingressKind, "a", "gone")
 	g.sync(ingressKind, "a")
 	g.Forget(ingressKind, key("gone"))
-	if want := []bool{true, false, false}; !slices.Equal(told, want) {
-		t.Fatalf("told %v after gone was forgotten, want %v", told, want)
+	if want := []string{"other pending false", "shop pending false", "shop pending false"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q after gone was forgotten, want %q", told, want)
 	}
 }

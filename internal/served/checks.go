@@ -54,7 +54,8 @@ type Checks struct {
 	// Busy reports whether a namespace's flip still has targets to write
 	// (flip.Gate.TargetsPending); nil when nothing waits. Whoever sets it
 	// calls TargetsWritten when a namespace's last pending target is
-	// written: the checks that wait for it look again then.
+	// written: the checks of that namespace that wait for it look again
+	// then.
 	Busy func(namespace string) bool
 	// ctx ends every check when the manager stops.
 	ctx    context.Context
@@ -73,10 +74,12 @@ type Checks struct {
 	// slots has each namespace's request slots (slotsOf): at most
 	// maxServedInFlight of its requests in flight.
 	slots map[string]chan struct{}
-	// written is closed, and made anew, when a namespace's flip has
-	// written its last target (TargetsWritten): the checks waiting for
-	// their namespaces' flips wait on it.
-	written chan struct{}
+	// written has, by namespace, what is closed (and dropped) when the
+	// namespace's flip has written its last target (TargetsWritten): the
+	// checks waiting for their namespace's flip wait on it. A namespace
+	// has an entry from the first look at its flip until its next flip's
+	// last write.
+	written map[string]chan struct{}
 }
 
 // servedCheck is one switch's check of the mode it wrote.
@@ -133,23 +136,30 @@ func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
-		slots: map[string]chan struct{}{}, written: make(chan struct{})}
+		slots: map[string]chan struct{}{}, written: map[string]chan struct{}{}}
 }
 
-// TargetsWritten tells the checks that a namespace's flip has written its
-// last target: those that wait for their namespaces' flips look again.
-func (s *Checks) TargetsWritten() {
+// TargetsWritten tells the checks that namespace's flip has written its
+// last target: those of the namespace that wait for it look again.
+func (s *Checks) TargetsWritten(namespace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(s.written)
-	s.written = make(chan struct{})
+	if ch, ok := s.written[namespace]; ok {
+		close(ch)
+		delete(s.written, namespace)
+	}
 }
 
-// targetsWritten is what TargetsWritten closes next.
-func (s *Checks) targetsWritten() <-chan struct{} {
+// targetsWritten is what TargetsWritten of namespace closes next.
+func (s *Checks) targetsWritten(namespace string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.written
+	ch, ok := s.written[namespace]
+	if !ok {
+		ch = make(chan struct{})
+		s.written[namespace] = ch
+	}
+	return ch
 }
 
 // Start stops every check when ctx is done. It implements

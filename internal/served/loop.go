@@ -36,14 +36,11 @@ import (
 func (s *Checks) run(key string, g *servedGroup) {
 	first := true
 	for {
-		// Taken before Busy is asked: a flip whose writes end in between
-		// has closed it.
-		written := s.targetsWritten()
 		namespaces, ok := s.turn(key, g)
 		if !ok {
 			return
 		}
-		if s.Busy != nil && slices.ContainsFunc(namespaces, s.Busy) {
+		if written, busy := s.flipWriting(namespaces); busy {
 			if !s.waitWritten(written) {
 				return
 			}
@@ -253,6 +250,23 @@ func nudgeDue(last, seen time.Time, period time.Duration, now time.Time) bool {
 // of 500 with spec.served 30-75 ms of the manager's CPU while it wrote its
 // targets.
 const flipWritesPoll = time.Second
+
+// flipWriting reports whether a flip of one of namespaces still has
+// targets to write, and what TargetsWritten of that namespace closes.
+func (s *Checks) flipWriting(namespaces []string) (<-chan struct{}, bool) {
+	if s.Busy == nil {
+		return nil, false
+	}
+	for _, ns := range namespaces {
+		// Taken before Busy is asked: a flip whose writes end in between
+		// has closed it.
+		written := s.targetsWritten(ns)
+		if s.Busy(ns) {
+			return written, true
+		}
+	}
+	return nil, false
+}
 
 // waitWritten waits until written is closed (a flip wrote its last
 // target), or flipWritesPoll; false once the manager stops.

@@ -251,9 +251,15 @@ func TestChecksWaitForTheFlipsWritesAndStartWhenTold(t *testing.T) {
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("%d requests while the namespace's flip still had targets to write, want none", n)
 	}
+	s.TargetsWritten("other") // another namespace's flip: shop's check waits on
+	time.Sleep(100 * time.Millisecond)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests after another namespace's flip wrote its targets, want none", n)
+	}
 	busy.Store(false)
 	told := time.Now()
-	s.TargetsWritten()
+	s.TargetsWritten("shop")
+	s.TargetsWritten("shop") // told twice: nothing waits any more
 	select {
 	case r := <-decided:
 		if !r.Served {
