@@ -186,8 +186,7 @@ func (g *Gate) Done(kind string, key types.NamespacedName, ticket uint64) {
 	if ns != nil {
 		if expected, ok := ns.pending[k]; ok && expected <= ticket {
 			delete(ns.pending, k)
-			releases = g.openLocked(ns)
-			releases = g.writtenLocked(key.Namespace, ns, releases)
+			releases = g.openLocked(key.Namespace, ns)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)
@@ -201,16 +200,6 @@ func (g *Gate) OnTargetsWritten(written func(namespace string)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.written = written
-}
-
-// writtenLocked adds the call of written for namespace to releases when
-// nothing is pending in ns, its entry, any more.
-func (g *Gate) writtenLocked(namespace string, ns *namespaceGate, releases []func()) []func() {
-	if len(ns.pending) > 0 || g.written == nil {
-		return releases
-	}
-	written := g.written
-	return append(releases, func() { written(namespace) })
 }
 
 // Written notes that the status of the switch of kind at key was Written:
@@ -235,8 +224,7 @@ func (g *Gate) Forget(kind string, key types.NamespacedName) {
 		delete(ns.unwritten, k)
 		if _, ok := ns.pending[k]; ok {
 			delete(ns.pending, k)
-			releases = g.openLocked(ns)
-			releases = g.writtenLocked(key.Namespace, ns, releases)
+			releases = g.openLocked(key.Namespace, ns)
 		}
 	}
 	g.unlockAndRun(key.Namespace, releases)
@@ -263,10 +251,11 @@ func (g *Gate) tidyLocked(namespace string) {
 	}
 }
 
-// openLocked marks every held switch of ns not yet released as released
-// when nothing is pending there, and returns the calls that enqueue them,
-// to be made once g.mu (held by the caller) is unlocked.
-func (g *Gate) openLocked(ns *namespaceGate) []func() {
+// openLocked opens namespace, whose entry is ns, when nothing is pending
+// there any more: it marks every held switch not yet released as released,
+// and returns the calls that enqueue them and then tell written, to be
+// made once g.mu (held by the caller) is unlocked.
+func (g *Gate) openLocked(namespace string, ns *namespaceGate) []func() {
 	if len(ns.pending) > 0 {
 		return nil
 	}
@@ -279,6 +268,9 @@ func (g *Gate) openLocked(ns *namespaceGate) []func() {
 		if release := g.releasers[k.kind]; release != nil {
 			releases = append(releases, func() { release(k.key) })
 		}
+	}
+	if written := g.written; written != nil {
+		releases = append(releases, func() { written(namespace) })
 	}
 	return releases
 }

@@ -41,7 +41,7 @@ func (s *Checks) run(key string, g *servedGroup) {
 			return
 		}
 		if written, busy := s.flipWriting(namespaces); busy {
-			if !s.waitWritten(written) {
+			if !s.sleep(flipWritesPoll, written) {
 				return
 			}
 			continue
@@ -93,7 +93,7 @@ func (s *Checks) run(key string, g *servedGroup) {
 		if len(served) > 0 {
 			s.nudgeOthers(g, served, began)
 		}
-		if !s.wait(g, time.Until(began.Add(next))) {
+		if !s.sleep(time.Until(began.Add(next)), g.nudge) {
 			return
 		}
 	}
@@ -152,15 +152,16 @@ func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Du
 	return max(c.free.Add(c.period).Sub(now), 0)
 }
 
-// wait waits d, or less when nudged; false once the manager stops.
-func (s *Checks) wait(g *servedGroup, d time.Duration) bool {
+// sleep waits d, or less when wake is closed or sends (a nudge, or a
+// flip's last write); false once the manager stops.
+func (s *Checks) sleep(d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.ctx.Done():
 		return false
 	case <-t.C:
-	case <-g.nudge:
+	case <-wake:
 	}
 	return true
 }
@@ -242,13 +243,11 @@ func nudgeDue(last, seen time.Time, period time.Duration, now time.Time) bool {
 }
 
 // flipWritesPoll is how often a check that waits for its namespace's flip
-// writes looks again when no flip's writes ended meanwhile: a flip's
-// pending targets stop holding its checks after the gate's bound
-// (flip.MaxStatusHold), which no write tells. Waking every waiting check
-// often instead (500 of them every 50 ms were 10 000 wake-ups a second,
-// each taking the gate's lock that the flip's reconciles take) cost a flip
-// of 500 with spec.served 30-75 ms of the manager's CPU while it wrote its
-// targets.
+// writes looks again without being told (TargetsWritten): a flip's pending
+// targets stop holding its checks after the gate's bound
+// (flip.MaxStatusHold), which no write tells. Seldom, because each look
+// takes the gate's lock that the flip's reconciles take
+// (docs/benchmarks.md, "Served checks told when the writes end").
 const flipWritesPoll = time.Second
 
 // flipWriting reports whether a flip of one of namespaces still has
@@ -266,20 +265,6 @@ func (s *Checks) flipWriting(namespaces []string) (<-chan struct{}, bool) {
 		}
 	}
 	return nil, false
-}
-
-// waitWritten waits until written is closed (a flip wrote its last
-// target), or flipWritesPoll; false once the manager stops.
-func (s *Checks) waitWritten(written <-chan struct{}) bool {
-	t := time.NewTimer(flipWritesPoll)
-	defer t.Stop()
-	select {
-	case <-s.ctx.Done():
-		return false
-	case <-t.C:
-	case <-written:
-	}
-	return true
 }
 
 // maxServedInFlight is how many requests the served checks of one

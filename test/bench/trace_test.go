@@ -19,10 +19,9 @@ import (
 
 // Tracing a flip (BENCH_TRACE=dir): a Go execution trace of the manager
 // over each operator flip of the flip and the served measures (not the
-// other measures'),
-// from traceLead before the edit, BENCH_TRACE_SECONDS long (default 6),
-// saved into dir as manager-<N>-<direction>-<unix nanoseconds>.trace (go
-// tool trace) and summarised beside the bench's own watches: where the
+// other measures'), from traceLead before the edit, BENCH_TRACE_SECONDS
+// long (default 6), saved into dir as [served-]manager-<N>-<direction>-<unix
+// nanoseconds>.trace (go tool trace) and summarised beside the bench's own watches: where the
 // trace begins and ends, and for each region the manager marks
 // (internal/regions) how many ran, the first began and the last ended
 // after the state's edit, their durations; how many of the writes, events
