@@ -133,12 +133,27 @@ func (s *Checks) freed(g *servedGroup, now time.Time) {
 	}
 }
 
+// statusHoldAtLeast is the least a check holds its switch's status: a
+// proxy takes a while to serve a flip after its writes (Traefik applies a
+// new configuration at most every 2 s, after a build of all its Ingresses
+// that takes up to a second or more at 1000 of them), and a status
+// written before then shows Checking and is written again moments later,
+// those writes landing on the API server just as the proxy reloads
+// (docs/benchmarks.md, "A status hold of at least 3 s").
+const statusHoldAtLeast = 3 * time.Second
+
+// statusHold is how long after its check was free to request a status
+// waits for the check: a period, and at least statusHoldAtLeast.
+func statusHold(period time.Duration) time.Duration {
+	return max(period, statusHoldAtLeast)
+}
+
 // Holding is how much longer the status of id, whose target is in the mode
 // active, waits for its check (nothing when it does not wait): a check of
 // that mode in progress holds the status until it is decided, for at most
-// a period after it was free to request, so that the status shows the
-// mode and Served in one write when the proxy serves the flip within a
-// period (docs/behaviour.md, "Served").
+// statusHold after it was free to request, so that the status shows the
+// mode and Served in one write when the proxy serves the flip by then
+// (docs/behaviour.md, "Served").
 func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,9 +162,9 @@ func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Du
 	case !ok || c.active != active:
 		return 0
 	case c.free.IsZero():
-		return c.period
+		return statusHold(c.period)
 	}
-	return max(c.free.Add(c.period).Sub(now), 0)
+	return max(c.free.Add(statusHold(c.period)).Sub(now), 0)
 }
 
 // sleep waits d, or less when wake is closed or sends (a nudge, or a

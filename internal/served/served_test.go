@@ -122,6 +122,24 @@ func TestServedOffset(t *testing.T) {
 	}
 }
 
+// TestStatusHold: a status waits for its check a period after the check
+// was free to request, and at least 3 s, the time a proxy such as Traefik
+// may take to serve a flip's writes.
+func TestStatusHold(t *testing.T) {
+	for _, tc := range []struct {
+		period, want time.Duration
+	}{
+		{250 * time.Millisecond, 3 * time.Second},
+		{time.Second, 3 * time.Second},
+		{3 * time.Second, 3 * time.Second},
+		{10 * time.Second, 10 * time.Second},
+	} {
+		if got := statusHold(tc.period); got != tc.want {
+			t.Errorf("statusHold(%s) = %s, want %s", tc.period, got, tc.want)
+		}
+	}
+}
+
 // TestNudgeDue: a check requests at once when another of its namespace saw
 // its new shape in a request that began after this check's last, and at
 // most twice a period.

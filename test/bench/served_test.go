@@ -89,6 +89,11 @@ type servedRun struct {
 	// served until the check saw it (detectDelays), then until the
 	// condition was True (statusDelays).
 	conditionDelays, detectDelays, statusDelays []time.Duration
+	// reqs: the operator's writes of the flip, from the edit until no
+	// write for a while after the last Served condition (each switch's
+	// status patches among them: one a switch when its status waited for
+	// its check, two when it was written Checking first).
+	reqs requests
 }
 
 // reloadGroup is a reload of Traefik as the outside client saw it: the
@@ -477,10 +482,10 @@ func (sm *servedMeasure) suite(ctx context.Context, n int) (*servedSuite, error)
 						return err
 					}
 				}
-				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s (the check saw it after max %s, p50 %s; the condition True after that max %s, p50 %s); CPU s %s",
+				b.progress("served N=%d round %d %s: operator: last host served %s (first %s); Ingresses written %s–%s; reloads seen (at: hosts) %s%s; Served True after the host max %s, p50 %s (the check saw it after max %s, p50 %s; the condition True after that max %s, p50 %s); CPU s %s; writes: %s",
 					n, rep+1, direction(active), round(run.served), round(run.firstServed), round(run.firstWrite), round(run.lastWrite),
 					reloadsString(run.reloads), run.missed(), round(maxDuration(run.conditionDelays)), round(percentile(run.conditionDelays, 0.5)),
-					round(maxDuration(run.detectDelays)), round(percentile(run.detectDelays, 0.5)), round(maxDuration(run.statusDelays)), round(percentile(run.statusDelays, 0.5)), servedCPU(run.cpu))
+					round(maxDuration(run.detectDelays)), round(percentile(run.detectDelays, 0.5)), round(maxDuration(run.statusDelays)), round(percentile(run.statusDelays, 0.5)), servedCPU(run.cpu), run.reqs.writeSummary())
 			}
 			return m.check()
 		}}
@@ -690,6 +695,12 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 	if err := sm.waitQuiet(ctx); err != nil {
 		return run, err
 	}
+	// The write counts' scrape first: the collection is the last thing
+	// before the clock (collectAPIServerGarbage).
+	before, err := h.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
 	if err := sm.b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
@@ -720,8 +731,14 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 	sm.summarize(&run, at, ingW)
 	sm.b.traced(stopTrace, t0, fmt.Sprintf("served flip of %d %s: hosts served %s–%s, Ingresses written %s–%s, reloads seen (at: hosts) %s",
 		s.n, direction(active), round(run.firstServed), round(run.served), round(run.firstWrite), round(run.lastWrite), reloadsString(run.reloads)))
+	countWrites := func() error {
+		after, err := sm.b.waitQuiet(ctx, sm.b.cfg.quiet, 20*time.Second)
+		run.reqs = requestCounts(after).sub(requestCounts(before))
+		return err
+	}
 	if sm.checksOff {
-		return run, nil
+		err := countWrites()
+		return run, err
 	}
 	if err := servedW.wait(timeout); err != nil {
 		return run, fmt.Errorf("operator flip %s, Served conditions: %w (%v)", direction(active), err, m.check())
@@ -748,7 +765,8 @@ func (sm *servedMeasure) operatorFlip(ctx context.Context, s servedNamespace, ac
 			run.statusDelays = append(run.statusDelays, conditions[name]-seen)
 		}
 	}
-	return run, nil
+	err = countWrites()
+	return run, err
 }
 
 // floorFlip applies the floor's Ingresses in the new shape, as the
