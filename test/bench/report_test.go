@@ -307,6 +307,7 @@ func (rep *report) markdown() string {
 			bar        float64
 		}{
 			{"working set at rest (anonymous + file pages used)", float64(sc.rest.workingSet), float64(sc.restartRest.workingSet), restWorkingSetBar},
+			{fmt.Sprintf("working set at rest, a scrape every %s", rep.cfg.settle), float64(sc.rest.workingSetScraped), float64(sc.restartRest.workingSetScraped), restWorkingSetBar},
 			{"live heap at rest", sc.rest.live, sc.restartRest.live, restLiveHeapBar},
 			{"VmRSS at rest", float64(sc.rest.rss), float64(sc.restartRest.rss), restWorkingSetBar},
 		} {

@@ -296,14 +296,14 @@ func (r *scaleResult) markdown(cfg config) string {
 	w("The manager runs with its metrics on. Peak RSS is VmHWM from /proc; peak heap the largest `go_memstats_heap_alloc_bytes` sampled every %s; ", memorySampleEvery)
 	w("at rest: medians of five readings after the writes stopped. \"Caught up\": from starting the new manager until it had reconciled every DynamicIngress and state and its queues were empty; ")
 	w("the restart's writes are kube-apiserver's count from the start until no write for %s after that.\n\n", cfg.quiet)
-	w("At rest means after the manager's lower GC target at rest took effect (`dynamicingress_manager_memory_at_rest`, \"at rest after\": from the end of the writes); the working set is the anonymous pages and the binary's pages used over the readings' %s (smaps' Referenced after clear_refs). ", 5*cfg.settle)
+	w("At rest means after the manager's lower GC target at rest took effect (`dynamicingress_manager_memory_at_rest`, \"at rest after\": from the end of the writes); the working set is the anonymous pages and the binary's pages used over %s with one full scrape of the manager's metrics in its middle, as a Prometheus scraping every %s makes (smaps' Referenced after clear_refs), and then over the readings' %s, a scrape every %s. ", 5*cfg.settle, 5*cfg.settle, 5*cfg.settle, cfg.settle)
 	w("\n\n")
-	t := &table{header: []string{"phase", "time", "writes", "at rest after", "working set at rest", "RSS at rest", "heap_alloc at rest", "live heap at rest", "peak RSS", "peak heap_alloc (sampled)"}}
+	t := &table{header: []string{"phase", "time", "writes", "at rest after", "working set at rest", fmt.Sprintf("working set, a scrape every %s", cfg.settle), "RSS at rest", "heap_alloc at rest", "live heap at rest", "peak RSS", "peak heap_alloc (sampled)"}}
 	t.add(fmt.Sprintf("converge from empty (creates answered after %s)", round(r.created)), round(r.converged), "–", restAfter(r.rest.atRest),
-		mib(r.rest.workingSet), mib(r.rest.rss), mib(int64(r.rest.heap)), mib(int64(r.rest.live)), mib(r.peak.rss), mib(int64(r.peak.heap)))
+		mib(r.rest.workingSet), mib(r.rest.workingSetScraped), mib(r.rest.rss), mib(int64(r.rest.heap)), mib(int64(r.rest.live)), mib(r.peak.rss), mib(int64(r.peak.heap)))
 	t.add(fmt.Sprintf("restart until caught up (%d of %d Ready after it)", r.readyAfterRestart, r.switches), round(r.caughtUp),
 		fmt.Sprintf("%g (%s)", r.restartWrites.writes(""), r.restartWrites.writeSummary()), restAfter(r.restartRest.atRest),
-		mib(r.restartRest.workingSet), mib(r.restartRest.rss), mib(int64(r.restartRest.heap)), mib(int64(r.restartRest.live)), mib(r.restartPk.rss), mib(int64(r.restartPk.heap)))
+		mib(r.restartRest.workingSet), mib(r.restartRest.workingSetScraped), mib(r.restartRest.rss), mib(int64(r.restartRest.heap)), mib(int64(r.restartRest.live)), mib(r.restartPk.rss), mib(int64(r.restartPk.heap)))
 	w("%s\n", t)
 	w("%s", r.flips.ownedFloorTable(cfg.ownedFloorWorkers))
 	return sb.String()
