@@ -93,6 +93,11 @@ E2E_PKGS = ./test/e2e/... ./test/uninstall/...
 RELEASE_MODULE = hack/release
 RELEASE_UNIT_PKGS = ./internal/... .
 RELEASE_E2E_PKGS = ./test/image/...
+# The image suite cross-compiles the manager for linux/amd64 and arm64
+# before its first test: with a fresh machine's empty build cache, on 2
+# cores shared with the suites beside it, that can pass go test's default
+# 10 minutes.
+RELEASE_TEST_TIMEOUT = 20m
 # What only builds or releases is kept out of the operator's go.mod
 # (CONTRIBUTING.md). kustomize is not in this list: the plugin links it,
 # through k8s.io/cli-runtime.
@@ -113,14 +118,10 @@ test: verify-generated vet lint test-binaries ## Run every test: generated files
 	@# cache guard under the race detector (make test-race), then beside
 	@# every measure of make bench at N=50 (bin/bench-small.log; structure,
 	@# not speed: no figure is a pass mark, and it uses no fixed port).
-	@# The release module gets 20 minutes, not go test's default 10: its
-	@# image suite cross-compiles the manager for linux/amd64 and arm64
-	@# before its first test, which with a fresh machine's empty build cache
-	@# on 2 cores shared with the suites beside it took past 10 minutes.
 	@$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic > $(LOCALBIN)/demo-once.log 2>&1 & demo=$$!; \
-	(cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout 20m ./...) > $(LOCALBIN)/release-test.log 2>&1 & release=$$!; \
+	(cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout $(RELEASE_TEST_TIMEOUT) ./...) > $(LOCALBIN)/release-test.log 2>&1 & release=$$!; \
 	echo "$(LOCALBIN)/demo --once --manager $(LOCALBIN)/manager --plugin $(LOCALBIN)/kubectl-dynamic  (beside the next)"; \
-	echo "cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout 20m ./...  (beside the next)"; \
+	echo "cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout $(RELEASE_TEST_TIMEOUT) ./...  (beside the next)"; \
 	echo "go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/"; \
 	failed=0; \
 	go test $(GO_TEST_FLAGS) -race -run '^TestReconcilersLeaveTheCacheAlone$$' ./internal/controller/ || failed=1; \
@@ -154,7 +155,7 @@ test-integration: envtest-assets traefik helm ## The envtest suites: controllers
 .PHONY: test-e2e
 test-e2e: envtest-assets traefik helm ## Black-box tests: the built manager, webhooks over TLS, real kubectl.
 	go test $(GO_TEST_FLAGS) $(E2E_PKGS)
-	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout 20m $(RELEASE_E2E_PKGS)
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout $(RELEASE_TEST_TIMEOUT) $(RELEASE_E2E_PKGS)
 
 .PHONY: demo
 demo: envtest-assets traefik build ## Run the operator on a local control plane and show it at work (DEMO_ARGS=--once to run the story once).
@@ -298,7 +299,7 @@ image: release-tool ## Build the manager image (linux/amd64 and linux/arm64, one
 
 .PHONY: test-image
 test-image: envtest-assets helm ## Build the image as make image does and run its binary as the image's user against a local control plane.
-	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout 20m $(RELEASE_E2E_PKGS)
+	cd $(RELEASE_MODULE) && go test $(GO_TEST_FLAGS) -timeout $(RELEASE_TEST_TIMEOUT) $(RELEASE_E2E_PKGS)
 
 .PHONY: release
 release: ## make release VERSION=x.y.z: write dist/ anew: image, chart, install.yaml, kubectl-dynamic (binaries, krew archives and manifest), SBOM, SHA256SUMS (about 20 s with a warm Go cache; docs/install.md).
