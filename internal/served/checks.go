@@ -26,7 +26,8 @@ import (
 
 // By responsibility: this file holds the checks and their requests' keys;
 // loop.go the request loop of each group, its
-// pacing, nudges and the namespace's requests in flight; decide.go
+// pacing, nudges, the namespace's requests in flight and the settle window
+// of its served results; decide.go
 // the decision on each answer; view.go the Served condition a
 // status shows; parents.go an HTTPRoute's parents.
 
@@ -80,6 +81,9 @@ type Checks struct {
 	// has an entry from the first look at its flip until its next flip's
 	// last write.
 	written map[string]chan struct{}
+	// settled has, by namespace, its last settle window (settleDelay): a
+	// served result decided before its end is delivered then.
+	settled map[string]settleWindow
 }
 
 // servedCheck is one switch's check of the mode it wrote.
@@ -136,7 +140,7 @@ func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
-		slots: map[string]chan struct{}{}, written: map[string]chan struct{}{}}
+		slots: map[string]chan struct{}{}, written: map[string]chan struct{}{}, settled: map[string]settleWindow{}}
 }
 
 // TargetsWritten tells the checks that namespace's flip has written its

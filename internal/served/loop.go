@@ -12,8 +12,9 @@ import (
 )
 
 // The request loop of a group of served checks: when it requests, how its
-// requests are spread over the period and follow a reload (nudges), and
-// the namespace's requests in flight.
+// requests are spread over the period and follow a reload (nudges), the
+// namespace's requests in flight, and when a served result reaches its
+// switch (the settle window).
 
 // run requests the group's URL every period (the shortest of its checks')
 // until it has no check left, deciding each check on each answer. It sends
@@ -85,7 +86,7 @@ func (s *Checks) run(key string, g *servedGroup) {
 		decided := s.decide(g, began, resp, err, time.Now())
 		var served []string
 		for _, d := range decided {
-			d.check.done(d.result)
+			s.deliver(d, time.Now())
 			if d.result.Served {
 				served = append(served, d.check.id.Key.Namespace)
 			}
@@ -165,6 +166,67 @@ func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Du
 		return statusHold(c.period)
 	}
 	return max(c.free.Add(statusHold(c.period)).Sub(now), 0)
+}
+
+// reloadSettle is how long a namespace's served results wait after the
+// first of a flip is decided: the first check to see its new shape saw the
+// proxy's reload, and its hundreds of status writes (and the events after
+// them) would land on the API server and the nodes just as the proxy
+// starts serving the new configuration to its users. In a flip of 500
+// through Traefik on 2 shared cores those writes in the reload's first
+// moments delayed the last host an outside client got by 0.12-0.18 s
+// (docs/benchmarks.md, "The reload's first moments").
+const reloadSettle = 300 * time.Millisecond
+
+// settleQuiet is how long a namespace has had no served result when the
+// next opens a new settle window: a reload's results come in a burst
+// (nudges bring most within a few hundred milliseconds of the first, and
+// the rest trickle in), and one that comes after such a pause is of
+// another reload. A flip is often served in two: Traefik applies the
+// first few of its writes at once, and the rest in its next reload, 2 s
+// later, whose burst must open its own window.
+const settleQuiet = 500 * time.Millisecond
+
+// settleWindow is a namespace's last settle window: when it ends, and
+// when the namespace's last served result was decided.
+type settleWindow struct {
+	end, last time.Time
+}
+
+// settleDelay is how long a result decided served at now waits, given the
+// namespace's settle window w, and the window from then on: until the
+// window's end within it; nothing after it while the namespace's served
+// results keep coming (each within settleQuiet of the last); after such a
+// pause, or for the first, reloadSettle, in a window it opens.
+func settleDelay(w settleWindow, now time.Time) (time.Duration, settleWindow) {
+	switch {
+	case now.Before(w.end):
+		return w.end.Sub(now), settleWindow{end: w.end, last: now}
+	case !w.last.IsZero() && now.Sub(w.last) < settleQuiet:
+		return 0, settleWindow{end: w.end, last: now}
+	}
+	return reloadSettle, settleWindow{end: now.Add(reloadSettle), last: now}
+}
+
+// deliver calls the done of a decided check (its switch's status written,
+// its metric and events recorded): at once when it is not served, at the
+// end of its namespace's settle window when it is (settleDelay). The
+// result is known at once (Snapshot); only its delivery waits.
+func (s *Checks) deliver(d decidedCheck, now time.Time) {
+	if !d.result.Served {
+		d.check.done(d.result)
+		return
+	}
+	namespace := d.check.id.Key.Namespace
+	s.mu.Lock()
+	delay, w := settleDelay(s.settled[namespace], now)
+	s.settled[namespace] = w
+	s.mu.Unlock()
+	if delay <= 0 {
+		d.check.done(d.result)
+		return
+	}
+	time.AfterFunc(delay, func() { d.check.done(d.result) })
 }
 
 // sleep waits d, or less when wake is closed or sends (a nudge, or a

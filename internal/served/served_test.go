@@ -140,6 +140,85 @@ func TestStatusHold(t *testing.T) {
 	}
 }
 
+// TestSettleDelay: the first served result of a namespace opens a settle
+// window and waits it out, as do those decided within it; those decided
+// after it go at once while they keep coming; one after a pause of
+// settleQuiet (another reload) opens a new window.
+func TestSettleDelay(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	open := settleWindow{end: at(reloadSettle), last: t0}
+	for _, tc := range []struct {
+		name      string
+		w         settleWindow
+		now       time.Time
+		wantDelay time.Duration
+		want      settleWindow
+	}{
+		{"the namespace's first", settleWindow{}, t0, reloadSettle, open},
+		{"within the window", open, at(100 * time.Millisecond), reloadSettle - 100*time.Millisecond,
+			settleWindow{end: open.end, last: at(100 * time.Millisecond)}},
+		{"at the window's end", open, open.end, 0, settleWindow{end: open.end, last: open.end}},
+		{"after the window, the last one just before", settleWindow{end: open.end, last: at(250 * time.Millisecond)},
+			at(250*time.Millisecond + settleQuiet - time.Millisecond), 0,
+			settleWindow{end: open.end, last: at(250*time.Millisecond + settleQuiet - time.Millisecond)}},
+		{"after a pause: another reload", open, at(settleQuiet), reloadSettle,
+			settleWindow{end: at(settleQuiet + reloadSettle), last: at(settleQuiet)}},
+		{"two seconds on: Traefik's next reload", open, at(2 * time.Second), reloadSettle,
+			settleWindow{end: at(2*time.Second + reloadSettle), last: at(2 * time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			delay, got := settleDelay(tc.w, tc.now)
+			if delay != tc.wantDelay || got != tc.want {
+				t.Errorf("settleDelay = %s, window to %s (last %s); want %s, to %s (last %s)", delay,
+					got.end.Sub(t0), got.last.Sub(t0), tc.wantDelay, tc.want.end.Sub(t0), tc.want.last.Sub(t0))
+			}
+		})
+	}
+}
+
+// TestServedResultsWaitOutTheReloadSettle: the first served result of a
+// namespace reaches its switch (done) reloadSettle after it was decided,
+// not at once; one of the same namespace decided after that window goes at
+// once.
+func TestServedResultsWaitOutTheReloadSettle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	s := NewChecks(probe.NewProber(probe.Guard{}, 1024), nil)
+	t.Cleanup(s.cancel)
+	spec := &v1beta1.ServedCheck{URL: srv.URL, Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
+	type delivered struct {
+		result Result
+		at     time.Time
+	}
+	check := func(name string) delivered {
+		t.Helper()
+		got := make(chan delivered, 1)
+		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: name}}
+		s.Check(id, spec, true, time.Now(), func(r Result) { got <- delivered{r, time.Now()} })
+		select {
+		case d := <-got:
+			if !d.result.Served {
+				t.Fatalf("%s: decided %+v, want served", name, d.result)
+			}
+			return d
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not decided within 10s", name)
+		}
+		return delivered{}
+	}
+	first := check("web")
+	if waited := first.at.Sub(first.result.at); waited < reloadSettle {
+		t.Errorf("the namespace's first served result reached its switch %v after it was decided, want at least %v", waited, reloadSettle)
+	}
+	second := check("api")
+	if waited := second.at.Sub(second.result.at); waited >= reloadSettle {
+		t.Errorf("a served result after the settle window reached its switch %v after it was decided, want at once", waited)
+	}
+}
+
 // TestNudgeDue: a check requests at once when another of its namespace saw
 // its new shape in a request that began after this check's last, and at
 // most twice a period.
@@ -283,8 +362,8 @@ func TestChecksWaitForTheFlipsWritesAndStartWhenTold(t *testing.T) {
 		if !r.Served {
 			t.Fatalf("decided %+v, want served", r)
 		}
-		if waited := time.Since(told); waited >= flipWritesPoll/2 {
-			t.Errorf("served %v after the flip's last target was written, want well under the look of every %v", waited, flipWritesPoll)
+		if waited := r.at.Sub(told); waited >= flipWritesPoll/2 {
+			t.Errorf("decided served %v after the flip's last target was written, want well under the look of every %v", waited, flipWritesPoll)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("not decided within 10s")
