@@ -84,6 +84,10 @@ type Checks struct {
 	// settled has, by namespace, its last settle window (settleDelay): a
 	// served result decided before its end is delivered then.
 	settled map[string]settleWindow
+	// settling has each switch whose served result waits out its
+	// namespace's settle window, and when it is delivered: its status
+	// waits as long (Holding).
+	settling map[target.SwitchID]time.Time
 }
 
 // servedCheck is one switch's check of the mode it wrote.
@@ -140,7 +144,7 @@ func NewChecks(prober *probe.Prober, turns *fairshare.Turns) *Checks {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Checks{prober: prober, turns: turns, ctx: ctx, cancel: cancel, groups: map[string]*servedGroup{},
 		pending: map[target.SwitchID]*servedCheck{}, results: map[target.SwitchID]Result{}, resumed: map[target.SwitchID]bool{},
-		slots: map[string]chan struct{}{}, written: map[string]chan struct{}{}, settled: map[string]settleWindow{}}
+		slots: map[string]chan struct{}{}, written: map[string]chan struct{}{}, settled: map[string]settleWindow{}, settling: map[target.SwitchID]time.Time{}}
 }
 
 // TargetsWritten tells the checks that namespace's flip has written its
@@ -264,6 +268,7 @@ func (s *Checks) Check(id target.SwitchID, spec *v1beta1.ServedCheck, active boo
 
 // stopLocked drops the check of id in progress, if any.
 func (s *Checks) stopLocked(id target.SwitchID) {
+	delete(s.settling, id)
 	if c, ok := s.pending[id]; ok {
 		delete(s.groups[c.group].checks, id)
 		delete(s.pending, id)
@@ -300,4 +305,5 @@ func (s *Checks) Forget(id target.SwitchID) {
 	s.stopLocked(id)
 	delete(s.results, id)
 	delete(s.resumed, id)
+	delete(s.settling, id)
 }

@@ -154,10 +154,14 @@ func statusHold(period time.Duration) time.Duration {
 // that mode in progress holds the status until it is decided, for at most
 // statusHold after it was free to request, so that the status shows the
 // mode and Served in one write when the proxy serves the flip by then
-// (docs/behaviour.md, "Served").
+// (docs/behaviour.md, "Served"); a served result of that mode holds it
+// until its namespace's settle window ends (deliver).
 func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if until, ok := s.settling[id]; ok && s.results[id].Active == active {
+		return max(until.Sub(now), 0)
+	}
 	c, ok := s.pending[id]
 	switch {
 	case !ok || c.active != active:
@@ -174,7 +178,7 @@ func (s *Checks) Holding(id target.SwitchID, active bool, now time.Time) time.Du
 // them) would land on the API server and the nodes just as the proxy
 // starts serving the new configuration to its users. In a flip of 500
 // through Traefik on 2 shared cores those writes in the reload's first
-// moments delayed the last host an outside client got by 0.12-0.18 s
+// moments delayed the last host an outside client got by 0.1-0.2 s
 // (docs/benchmarks.md, "The reload's first moments").
 const reloadSettle = 300 * time.Millisecond
 
@@ -210,23 +214,34 @@ func settleDelay(w settleWindow, now time.Time) (time.Duration, settleWindow) {
 
 // deliver calls the done of a decided check (its switch's status written,
 // its metric and events recorded): at once when it is not served, at the
-// end of its namespace's settle window when it is (settleDelay). The
-// result is known at once (Snapshot); only its delivery waits.
+// end of its namespace's settle window when it is (settleDelay); until
+// then the switch's status waits too (Holding), whatever else reconciles
+// it.
 func (s *Checks) deliver(d decidedCheck, now time.Time) {
 	if !d.result.Served {
 		d.check.done(d.result)
 		return
 	}
-	namespace := d.check.id.Key.Namespace
+	id := d.check.id
 	s.mu.Lock()
-	delay, w := settleDelay(s.settled[namespace], now)
-	s.settled[namespace] = w
+	delay, w := settleDelay(s.settled[id.Key.Namespace], now)
+	s.settled[id.Key.Namespace] = w
+	if delay > 0 {
+		s.settling[id] = w.end
+	}
 	s.mu.Unlock()
 	if delay <= 0 {
 		d.check.done(d.result)
 		return
 	}
-	time.AfterFunc(delay, func() { d.check.done(d.result) })
+	time.AfterFunc(delay, func() {
+		s.mu.Lock()
+		if s.settling[id].Equal(w.end) {
+			delete(s.settling, id)
+		}
+		s.mu.Unlock()
+		d.check.done(d.result)
+	})
 }
 
 // sleep waits d, or less when wake is closed or sends (a nudge, or a

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -169,18 +170,20 @@ func TestSettleDelay(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			delay, got := settleDelay(tc.w, tc.now)
-			if delay != tc.wantDelay || got != tc.want {
-				t.Errorf("settleDelay = %s, window to %s (last %s); want %s, to %s (last %s)", delay,
-					got.end.Sub(t0), got.last.Sub(t0), tc.wantDelay, tc.want.end.Sub(t0), tc.want.last.Sub(t0))
+			if delay != tc.wantDelay {
+				t.Errorf("settleDelay waits %s, want %s", delay, tc.wantDelay)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(settleWindow{})); diff != "" {
+				t.Errorf("settleDelay's window (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// TestServedResultsWaitOutTheReloadSettle: the first served result of a
-// namespace reaches its switch (done) reloadSettle after it was decided,
-// not at once; one of the same namespace decided after that window goes at
-// once.
+// TestServedResultsWaitOutTheReloadSettle: the served results of a
+// namespace's first answer reach their switches (done) reloadSettle after
+// they were decided, not at once, and until then their statuses wait too
+// (Holding), however else the switches are reconciled.
 func TestServedResultsWaitOutTheReloadSettle(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -190,32 +193,52 @@ func TestServedResultsWaitOutTheReloadSettle(t *testing.T) {
 	t.Cleanup(s.cancel)
 	spec := &v1beta1.ServedCheck{URL: srv.URL, Active: v1beta1.ExpectedResponse{StatusCode: "503"}, Passive: v1beta1.ExpectedResponse{StatusCode: "200"}}
 	type delivered struct {
+		id     target.SwitchID
 		result Result
 		at     time.Time
 	}
-	check := func(name string) delivered {
-		t.Helper()
-		got := make(chan delivered, 1)
+	got := make(chan delivered, 2)
+	var ids []target.SwitchID
+	for _, name := range []string{"web", "api"} { // one URL: decided on one answer
 		id := target.SwitchID{Kind: "DynamicIngress", Key: types.NamespacedName{Namespace: "shop", Name: name}}
-		s.Check(id, spec, true, time.Now(), func(r Result) { got <- delivered{r, time.Now()} })
+		ids = append(ids, id)
+		s.Check(id, spec, true, time.Now(), func(r Result) { got <- delivered{id: id, result: r, at: time.Now()} })
+	}
+
+	// Decided, not yet delivered: the statuses wait.
+	web := ids[0]
+	for deadline := time.Now().Add(10 * time.Second); !s.Snapshot(web).decided; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not decided within 10s")
+		}
+	}
+	held, other := s.Holding(web, true, time.Now()), s.Holding(web, false, time.Now())
+	if len(got) == 0 { // else delivered already: Holding said nothing of the window
+		if held <= 0 || held > reloadSettle {
+			t.Errorf("Holding of a served result within its settle window = %v, want the window's rest (at most %v)", held, reloadSettle)
+		}
+	} else {
+		t.Log("delivered before Holding was asked (a loaded machine): the hold is not judged")
+	}
+	if other != 0 {
+		t.Errorf("Holding for the other mode = %v, want 0", other)
+	}
+
+	for range ids {
 		select {
 		case d := <-got:
 			if !d.result.Served {
-				t.Fatalf("%s: decided %+v, want served", name, d.result)
+				t.Fatalf("%s: decided %+v, want served", d.id.Key.Name, d.result)
 			}
-			return d
+			if waited := d.at.Sub(d.result.at); waited < reloadSettle {
+				t.Errorf("%s: its served result reached its switch %v after it was decided, want at least %v", d.id.Key.Name, waited, reloadSettle)
+			}
+			if held := s.Holding(d.id, true, time.Now()); held != 0 {
+				t.Errorf("%s: Holding once its result was delivered = %v, want 0", d.id.Key.Name, held)
+			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: not decided within 10s", name)
+			t.Fatal("not delivered within 10s")
 		}
-		return delivered{}
-	}
-	first := check("web")
-	if waited := first.at.Sub(first.result.at); waited < reloadSettle {
-		t.Errorf("the namespace's first served result reached its switch %v after it was decided, want at least %v", waited, reloadSettle)
-	}
-	second := check("api")
-	if waited := second.at.Sub(second.result.at); waited >= reloadSettle {
-		t.Errorf("a served result after the settle window reached its switch %v after it was decided, want at once", waited)
 	}
 }
 
