@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net"
@@ -29,10 +30,16 @@ type Notification struct {
 	Answered int
 }
 
-// Sink is a notification sink on loopback: it records what it is sent,
-// and answers each request with the status Answer picks (200 when nil).
+// Sink is a notification sink on loopback: it records what it is sent to
+// its URL, and answers each request with the status Answer picks (200 when
+// nil). Its URL has a path of its own: a port freed by another test's sink
+// is soon another's, and that test's notifiers, still retrying in the
+// shared manager, must not be counted here; a request to any other path is
+// answered 404 and not recorded.
 type Sink struct {
 	*httptest.Server
+
+	path string
 
 	mu       sync.Mutex
 	requests []Notification
@@ -42,13 +49,18 @@ type Sink struct {
 
 // NewSink starts a Sink; it stops with the test's cleanup.
 func NewSink(t interface{ Cleanup(func()) }) *Sink {
-	s := &Sink{}
+	s := &Sink{path: "/sink-" + rand.Text()}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL += s.path
 	t.Cleanup(s.Close)
 	return s
 }
 
 func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != s.path {
+		http.NotFound(w, r)
+		return
+	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	var n Notification
 	_ = json.Unmarshal(body, &n)
