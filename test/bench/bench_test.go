@@ -18,10 +18,13 @@ import (
 
 // config is the size of every measure of one run.
 type config struct {
-	name         string
-	flipNs       []int
-	flipReps     int // flips each way of the operator and of the floor
-	floorWorkers []int
+	name     string
+	flipNs   []int
+	flipReps int // flips each way of the operator and of the floor
+	// operatorFlipPairs is how many times the operator's step of a round
+	// flips to active and back (BENCH_OPERATOR_FLIPS; the first pair counts).
+	operatorFlipPairs int
+	floorWorkers      []int
 	// ownedFloorWorkers: the concurrencies of the floor with the
 	// operator's metadata (ownerReference, UID precondition).
 	ownedFloorWorkers []int
@@ -319,6 +322,21 @@ func runBench(t *testing.T, cfg config) {
 	if os.Getenv("BENCH_SPLIT_CORES") == "1" {
 		cfg.servedSplitCores = true
 		cfg.command += " (BENCH_SPLIT_CORES=1)"
+		cfg.writeDocs = false
+	}
+	cfg.operatorFlipPairs = 1
+	if pairs := os.Getenv("BENCH_OPERATOR_FLIPS"); pairs != "" {
+		// A diagnostic: the operator's step of a round flips this many
+		// times to active and back, the first pair after the other
+		// writers, the later ones right after its own (reported, not
+		// counted): whether a flip is slower for its direction or for
+		// following the floors.
+		p, err := strconv.Atoi(pairs)
+		if err != nil || p < 2 || p%2 != 0 {
+			t.Fatalf("BENCH_OPERATOR_FLIPS=%q: want an even number of flips like 4", pairs)
+		}
+		cfg.operatorFlipPairs = p / 2
+		cfg.command += " (BENCH_OPERATOR_FLIPS=" + pairs + ")"
 		cfg.writeDocs = false
 	}
 	if os.Getenv("BENCH_QUICK") != "" {

@@ -772,16 +772,24 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 // the switches s flipped to active and back, the runs added to res.
 func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switches, m *managerProc, res *flipSuiteResult) func() error {
 	return func() error {
-		for _, active := range []bool{true, false} {
+		for k := range 2 * b.cfg.operatorFlipPairs {
+			active := k%2 == 0
 			b.tracing = what == "flip"
 			run, err := b.operatorFlip(ctx, s, active, m)
 			b.tracing = false
 			if err != nil {
 				return err
 			}
-			res.add(run)
-			b.progress("%s %s round %d %s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s (first %s); writes: %s",
-				what, s, rep+1, direction(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+			again := ""
+			if k < 2 {
+				res.add(run)
+			} else {
+				// BENCH_OPERATOR_FLIPS: the flips after the first pair
+				// are reported here only.
+				again = fmt.Sprintf(" (flip %d of the step, not counted)", k+1)
+			}
+			b.progress("%s %s round %d %s%s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s (first %s); writes: %s",
+				what, s, rep+1, direction(active), again, round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
 				round(run.stateStatus), round(run.statusDone), round(run.statusFirst), run.reqs.writeSummary())
 		}
 		return nil
