@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/dynamicingress/dynamic-ingress-operator/internal/controlplane"
 	"github.com/dynamicingress/dynamic-ingress-operator/test/suite"
 )
@@ -24,7 +26,10 @@ type config struct {
 	// operatorFlipPairs is how many times the operator's step of a round
 	// flips to active and back (BENCH_OPERATOR_FLIPS; the first pair counts).
 	operatorFlipPairs int
-	floorWorkers      []int
+	// floorClientsOwn: every floor writes from a client of its own
+	// (BENCH_FLOOR_CLIENTS=own).
+	floorClientsOwn bool
+	floorWorkers    []int
 	// ownedFloorWorkers: the concurrencies of the floor with the
 	// operator's metadata (ownerReference, UID precondition).
 	ownedFloorWorkers []int
@@ -272,6 +277,9 @@ type bench struct {
 	cfg     config
 	started time.Time
 	report  report
+	// floorClients are the floors' clients of their own
+	// (BENCH_FLOOR_CLIENTS=own), by floor.
+	floorClients map[string]kubernetes.Interface
 	// tracing is set while the flip measure's operator flips run: those
 	// are traced with BENCH_TRACE (trace_test.go).
 	tracing bool
@@ -337,6 +345,13 @@ func runBench(t *testing.T, cfg config) {
 		}
 		cfg.operatorFlipPairs = p / 2
 		cfg.command += " (BENCH_OPERATOR_FLIPS=" + pairs + ")"
+		cfg.writeDocs = false
+	}
+	if os.Getenv("BENCH_FLOOR_CLIENTS") == "own" {
+		// A diagnostic: every floor writes from a client of its own,
+		// quiet between its flips as the manager's is between its own.
+		cfg.floorClientsOwn = true
+		cfg.command += " (BENCH_FLOOR_CLIENTS=own)"
 		cfg.writeDocs = false
 	}
 	if os.Getenv("BENCH_QUICK") != "" {

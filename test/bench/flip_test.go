@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -412,9 +415,14 @@ func (b *bench) applyAll(ctx context.Context, s switches, active bool, workers i
 // applyEach sends the n applies that body makes, each in its own
 // namespace, from workers goroutines.
 func (b *bench) applyEach(ctx context.Context, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
+	return b.applyEachWith(ctx, b.h.cs, n, workers, fieldManager, body)
+}
+
+// applyEachWith is applyEach from the client cs.
+func (b *bench) applyEachWith(ctx context.Context, cs kubernetes.Interface, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
 	return parallel(n, workers, func(i int) error {
 		ac := body(i)
-		_, err := b.h.cs.NetworkingV1().Ingresses(*ac.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		_, err := cs.NetworkingV1().Ingresses(*ac.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 		return err
 	})
 }
@@ -482,7 +490,7 @@ func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, work
 	if diW != nil {
 		diW.startAt(t0)
 	}
-	if err := b.applyEach(ctx, n, workers, floorFieldManager, body); err != nil {
+	if err := b.applyEachWith(ctx, b.floorClient(run.who), n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
 	run.writerDone = time.Since(t0)
@@ -1037,4 +1045,31 @@ func (b *bench) runRound(ctx context.Context, rep int, steps []func() error) err
 		}
 	}
 	return nil
+}
+
+// floorClient is the client a floor (named who) writes its flips from: the
+// bench's own, or with BENCH_FLOOR_CLIENTS=own a client of its own, on a
+// connection of its own that carries nothing but that floor's flips, so
+// that it is as quiet between them as the manager's is between its flips.
+func (b *bench) floorClient(who string) kubernetes.Interface {
+	if !b.cfg.floorClientsOwn {
+		return b.h.cs
+	}
+	if cs, ok := b.floorClients[who]; ok {
+		return cs
+	}
+	cfg := rest.CopyConfig(b.h.cfg)
+	// A Dial of its own keeps client-go from sharing the cached transport
+	// (and its connection) of every client with the same TLS config.
+	cfg.Dial = (&net.Dialer{}).DialContext
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.progress("floor %s: a client of its own: %v; the bench's instead", who, err)
+		return b.h.cs
+	}
+	if b.floorClients == nil {
+		b.floorClients = map[string]kubernetes.Interface{}
+	}
+	b.floorClients[who] = cs
+	return cs
 }
