@@ -334,11 +334,11 @@ func runBench(t *testing.T, cfg config) {
 	}
 	cfg.operatorFlipPairs = 1
 	if pairs := os.Getenv("BENCH_OPERATOR_FLIPS"); pairs != "" {
-		// A diagnostic: the operator's step of a round flips this many
-		// times to active and back, the first pair after the other
-		// writers, the later ones right after its own (reported, not
-		// counted): whether a flip is slower for its direction or for
-		// following the floors.
+		// A diagnostic: the operator's step of a round (of the flip,
+		// cluster, anyOf and scale measures) makes this many flips, to
+		// active and back in turn; the first pair counts, the later ones,
+		// right after its own, are only reported: whether a flip is
+		// slower for its direction or for following the floors.
 		p, err := strconv.Atoi(pairs)
 		if err != nil || p < 2 || p%2 != 0 {
 			t.Fatalf("BENCH_OPERATOR_FLIPS=%q: want an even number of flips like 4", pairs)
@@ -347,12 +347,16 @@ func runBench(t *testing.T, cfg config) {
 		cfg.command += " (BENCH_OPERATOR_FLIPS=" + pairs + ")"
 		cfg.writeDocs = false
 	}
-	if os.Getenv("BENCH_FLOOR_CLIENTS") == "own" {
-		// A diagnostic: every floor writes from a client of its own,
-		// quiet between its flips as the manager's is between its own.
+	switch fc := os.Getenv("BENCH_FLOOR_CLIENTS"); fc {
+	case "":
+	case "own":
+		// A diagnostic: every owned and plain floor writes from a
+		// client on a connection of its own (floorClient).
 		cfg.floorClientsOwn = true
 		cfg.command += " (BENCH_FLOOR_CLIENTS=own)"
 		cfg.writeDocs = false
+	default:
+		t.Fatalf("BENCH_FLOOR_CLIENTS=%q: want own (or nothing)", fc)
 	}
 	if os.Getenv("BENCH_QUICK") != "" {
 		// The operator against the floor only: no kubectl and no breakdown,

@@ -482,6 +482,10 @@ func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, work
 	if err := b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
+	cs, err := b.floorClient(run.who)
+	if err != nil {
+		return run, err
+	}
 	cpu0 := b.h.cpu(nil)
 	stopProfile := b.profileAPIServer(ctx, fmt.Sprintf("%s-%d-%s", run.who, n, direction(active)))
 	defer stopProfile()
@@ -490,7 +494,7 @@ func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, work
 	if diW != nil {
 		diW.startAt(t0)
 	}
-	if err := b.applyEachWith(ctx, b.floorClient(run.who), n, workers, floorFieldManager, body); err != nil {
+	if err := b.applyEachWith(ctx, cs, n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
 	run.writerDone = time.Since(t0)
@@ -1049,27 +1053,29 @@ func (b *bench) runRound(ctx context.Context, rep int, steps []func() error) err
 
 // floorClient is the client a floor (named who) writes its flips from: the
 // bench's own, or with BENCH_FLOOR_CLIENTS=own a client of its own, on a
-// connection of its own that carries nothing but that floor's flips, so
-// that it is as quiet between them as the manager's is between its flips.
-func (b *bench) floorClient(who string) kubernetes.Interface {
+// connection that carries nothing but that floor's writes. The bench's
+// client shares one connection with its watches (those that time the
+// flip), its collections and its metrics reads. A floor quiet for more
+// than 90 s (HTTP/2's idle timeout) dials again.
+func (b *bench) floorClient(who string) (kubernetes.Interface, error) {
 	if !b.cfg.floorClientsOwn {
-		return b.h.cs
+		return b.h.cs, nil
 	}
 	if cs, ok := b.floorClients[who]; ok {
-		return cs
+		return cs, nil
 	}
 	cfg := rest.CopyConfig(b.h.cfg)
-	// A Dial of its own keeps client-go from sharing the cached transport
-	// (and its connection) of every client with the same TLS config.
-	cfg.Dial = (&net.Dialer{}).DialContext
+	// A Dial of its own (client-go's timeouts) keeps client-go from
+	// sharing the cached transport, and its connection, of every client
+	// with the same TLS config.
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		b.progress("floor %s: a client of its own: %v; the bench's instead", who, err)
-		return b.h.cs
+		return nil, fmt.Errorf("a client of its own for %s (BENCH_FLOOR_CLIENTS=own): %w", who, err)
 	}
 	if b.floorClients == nil {
 		b.floorClients = map[string]kubernetes.Interface{}
 	}
 	b.floorClients[who] = cs
-	return cs
+	return cs, nil
 }
