@@ -401,25 +401,20 @@ func (b *bench) setupOwnedFloor(ctx context.Context, s switches) (owners, error)
 		own[ns] = &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID,
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	}
-	return own, b.applyEach(ctx, s.n, 64, floorFieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+	return own, applyEach(ctx, b.h.cs, s.n, 64, floorFieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
 		return ownedApply(s.ns(i), objName(i), false, own[s.ns(i)], "")
 	})
 }
 
 func (b *bench) applyAll(ctx context.Context, s switches, active bool, workers int, fieldManager string) error {
-	return b.applyEach(ctx, s.n, workers, fieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
+	return applyEach(ctx, b.h.cs, s.n, workers, fieldManager, func(i int) *networkingv1ac.IngressApplyConfiguration {
 		return baselineApply(s.ns(i), objName(i), active)
 	})
 }
 
 // applyEach sends the n applies that body makes, each in its own
-// namespace, from workers goroutines.
-func (b *bench) applyEach(ctx context.Context, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
-	return b.applyEachWith(ctx, b.h.cs, n, workers, fieldManager, body)
-}
-
-// applyEachWith is applyEach from the client cs.
-func (b *bench) applyEachWith(ctx context.Context, cs kubernetes.Interface, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
+// namespace, from workers goroutines of the client cs.
+func applyEach(ctx context.Context, cs kubernetes.Interface, n, workers int, fieldManager string, body func(i int) *networkingv1ac.IngressApplyConfiguration) error {
 	return parallel(n, workers, func(i int) error {
 		ac := body(i)
 		_, err := cs.NetworkingV1().Ingresses(*ac.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
@@ -494,7 +489,7 @@ func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, work
 	if diW != nil {
 		diW.startAt(t0)
 	}
-	if err := b.applyEachWith(ctx, cs, n, workers, floorFieldManager, body); err != nil {
+	if err := applyEach(ctx, cs, n, workers, floorFieldManager, body); err != nil {
 		return run, err
 	}
 	run.writerDone = time.Since(t0)
