@@ -814,7 +814,8 @@ func (b *bench) floorStep(ctx context.Context, what string, rep int, s switches,
 				return err
 			}
 			res.add(run)
-			b.progress("%s %s round %d %s: %s %s (CPU s %s)", what, s, rep+1, direction(active), run.who, round(run.total), run.cpuArrived)
+			b.progress("%s %s round %d %s: %s %s (first %s, p50 %s, p99 %s; CPU s %s)", what, s, rep+1, direction(active), run.who,
+				round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived)
 		}
 		return nil
 	}
