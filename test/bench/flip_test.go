@@ -74,6 +74,12 @@ func (r *flipRun) summarize(arr []time.Duration) {
 	r.p50, r.p99 = percentile(arr, 0.50), percentile(arr, 0.99)
 }
 
+// arrivals is a flip's arrivals as its progress lines give them: the
+// first, the median and the 99th percentile.
+func (r *flipRun) arrivals() string {
+	return fmt.Sprintf("first %s, p50 %s, p99 %s", round(r.first), round(r.p50), round(r.p99))
+}
+
 // flipTimeout bounds one flip generously: a timeout is a failure of the
 // harness or the operator, never a measurement.
 func flipTimeout(n int, perObject time.Duration) time.Duration {
@@ -795,8 +801,8 @@ func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switch
 				// are reported here only.
 				again = fmt.Sprintf(" (flip %d of the step, not counted)", k+1)
 			}
-			b.progress("%s %s round %d %s%s: operator %s (first %s, p50 %s, p99 %s; CPU s until then %s), state status %s, statuses %s (first %s); writes: %s",
-				what, s, rep+1, direction(active), again, round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+			b.progress("%s %s round %d %s%s: operator %s (%s; CPU s until then %s), state status %s, statuses %s (first %s); writes: %s",
+				what, s, rep+1, direction(active), again, round(run.total), run.arrivals(), run.cpuArrived,
 				round(run.stateStatus), round(run.statusDone), round(run.statusFirst), run.reqs.writeSummary())
 		}
 		return nil
@@ -814,8 +820,8 @@ func (b *bench) floorStep(ctx context.Context, what string, rep int, s switches,
 				return err
 			}
 			res.add(run)
-			b.progress("%s %s round %d %s: %s %s (first %s, p50 %s, p99 %s; CPU s %s)", what, s, rep+1, direction(active), run.who,
-				round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived)
+			b.progress("%s %s round %d %s: %s %s (%s; CPU s %s)", what, s, rep+1, direction(active), run.who,
+				round(run.total), run.arrivals(), run.cpuArrived)
 		}
 		return nil
 	}

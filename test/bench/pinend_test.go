@@ -135,8 +135,8 @@ func (b *bench) pinEndStep(ctx context.Context, rep int, s switches, m *managerP
 			}
 			res.flips.add(run)
 			pinned, ahead, early := res.pinned[active], res.ahead[active], res.early[active]
-			b.progress("pinend %s round %d %s: every Ingress %s after overrideUntil (first %s, p50 %s, p99 %s; CPU s until then %s), statuses %s (first %s, %d before the last Ingress); pins in effect after %s, quiet %s before overrideUntil; writes: %s",
-				s, rep+1, pinEndDirection(active), round(run.total), round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+			b.progress("pinend %s round %d %s: every Ingress %s after overrideUntil (%s; CPU s until then %s), statuses %s (first %s, %d before the last Ingress); pins in effect after %s, quiet %s before overrideUntil; writes: %s",
+				s, rep+1, pinEndDirection(active), round(run.total), run.arrivals(), run.cpuArrived,
 				round(run.statusDone), round(run.statusFirst), early[len(early)-1], round(pinned[len(pinned)-1]), round(ahead[len(ahead)-1]), run.reqs.writeSummary())
 		}
 		return nil

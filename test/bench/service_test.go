@@ -291,8 +291,8 @@ func (b *bench) serviceOperatorStep(ctx context.Context, rep int, s switches, m 
 			}
 			res.flips.add(run)
 			res.statusAfter[active] = append(res.statusAfter[active], statusAfter)
-			b.progress("service flip %s round %d %s: operator %s less the %s delay (first %s, p50 %s, p99 %s; CPU s until then %s), state's lastUpdateTime %s after the update, statuses %s; writes: %s",
-				s, rep+1, direction(active), round(run.total), serviceDelay, round(run.first), round(run.p50), round(run.p99), run.cpuArrived,
+			b.progress("service flip %s round %d %s: operator %s less the %s delay (%s; CPU s until then %s), state's lastUpdateTime %s after the update, statuses %s; writes: %s",
+				s, rep+1, direction(active), round(run.total), serviceDelay, run.arrivals(), run.cpuArrived,
 				round(statusAfter), round(run.statusDone), run.reqs.writeSummary())
 		}
 		return nil
