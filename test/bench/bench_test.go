@@ -33,6 +33,9 @@ type config struct {
 	// ownedFloorWorkers: the concurrencies of the floor with the
 	// operator's metadata (ownerReference, UID precondition).
 	ownedFloorWorkers []int
+	// controllerFloorWorkers: the reconcile workers of the controller
+	// floor (controllerfloor_test.go); 0 leaves it out.
+	controllerFloorWorkers int
 	// kubectl flips alternate to active and back (6 = 3 each way).
 	kubectlSSAFlips, kubectlCSAFlips func(n int) int
 	breakdownN, breakdownReps        int
@@ -123,8 +126,10 @@ var smallConfig = config{
 	flipReps:          1,
 	floorWorkers:      []int{8, 32, 64},
 	ownedFloorWorkers: []int{32},
-	kubectlSSAFlips:   func(int) int { return 2 },
-	kubectlCSAFlips:   func(int) int { return 1 },
+	// The operator's reconcile workers (--max-concurrent-reconciles).
+	controllerFloorWorkers: 32,
+	kubectlSSAFlips:        func(int) int { return 2 },
+	kubectlCSAFlips:        func(int) int { return 1 },
 	// No breakdown: it restarts the manager and repeats flips; make bench
 	// runs it at N=500.
 	breakdownN:   0,
@@ -190,7 +195,9 @@ var fullConfig = config{
 	flipReps:          5,
 	floorWorkers:      []int{8, 32, 64},
 	ownedFloorWorkers: []int{32, 64},
-	kubectlSSAFlips:   func(int) int { return 6 },
+	// The operator's reconcile workers (--max-concurrent-reconciles).
+	controllerFloorWorkers: 32,
+	kubectlSSAFlips:        func(int) int { return 6 },
 	// Client-side apply reads and patches each object in turn: at 2000
 	// one flip takes about a minute, so one flip each way there.
 	kubectlCSAFlips: func(n int) int {
@@ -475,7 +482,7 @@ func runBench(t *testing.T, cfg config) {
 		if b.report.cluster, err = b.clusterFlip(ctx); err != nil {
 			t.Fatalf("cluster: %v", err)
 		}
-		checkOwnedFloorFlips(t, "cluster", cfg, b.report.cluster.flips, cfg.clusterFlipReps)
+		checkAgainstFloors(t, "cluster", cfg.ownedFloorWorkers, cfg.controllerFloorWorkers, b.report.cluster.flips, cfg.clusterFlipReps)
 	}
 	if run["anyof"] {
 		if b.report.anyOf, err = b.anyOfFlip(ctx); err != nil {
@@ -560,6 +567,11 @@ func checkFlips(t *testing.T, cfg config, res *flipSuiteResult) {
 				t.Errorf("N=%d: %d owned-floor flips with %d workers %s, want %d", res.n, got, w, direction(active), cfg.flipReps)
 			}
 		}
+		if w := cfg.controllerFloorWorkers; w > 0 {
+			if got := len(res.of(controllerFloorName(w), &active)); got != cfg.flipReps {
+				t.Errorf("N=%d: %d controller-floor flips %s, want %d", res.n, got, direction(active), cfg.flipReps)
+			}
+		}
 	}
 	for _, run := range res.runs {
 		if run.who == "operator" && run.reqs.writes("ingresses") < float64(run.n) {
@@ -584,20 +596,33 @@ func checkScale(t *testing.T, cfg config, res *scaleResult) {
 	if res.peak.rss == 0 || res.rest.rss == 0 || res.rest.heap == 0 || res.restartPk.rss == 0 {
 		t.Errorf("scale: a memory reading is missing: %+v %+v %+v", res.peak, res.rest, res.restartPk)
 	}
-	checkOwnedFloorFlips(t, "scale", cfg, res.flips, cfg.scaleFlipReps)
+	checkAgainstFloors(t, "scale", cfg.ownedFloorWorkers, cfg.controllerFloorWorkers, res.flips, cfg.scaleFlipReps)
 }
 
 // checkOwnedFloorFlips asserts that a measure (what) flipped reps times
 // each way, the operator and the owned floor at each concurrency.
 func checkOwnedFloorFlips(t *testing.T, what string, cfg config, res *flipSuiteResult, reps int) {
 	t.Helper()
+	checkAgainstFloors(t, what, cfg.ownedFloorWorkers, 0, res, reps)
+}
+
+// checkAgainstFloors asserts that the operator and each floor flipped reps
+// times each way: the owned floor at each of owned workers and, with
+// ctrlWorkers, the controller floor (againstOwnedFloor).
+func checkAgainstFloors(t *testing.T, what string, owned []int, ctrlWorkers int, res *flipSuiteResult, reps int) {
+	t.Helper()
 	for _, active := range []bool{true, false} {
 		if got := len(res.of("operator", &active)); got != reps {
 			t.Errorf("%s: %d operator flips %s, want %d", what, got, direction(active), reps)
 		}
-		for _, w := range cfg.ownedFloorWorkers {
+		for _, w := range owned {
 			if got := len(res.of(ownedFloorName(w), &active)); got != reps {
 				t.Errorf("%s: %d owned-floor flips with %d workers %s, want %d", what, got, w, direction(active), reps)
+			}
+		}
+		if ctrlWorkers > 0 {
+			if got := len(res.of(controllerFloorName(ctrlWorkers), &active)); got != reps {
+				t.Errorf("%s: %d controller-floor flips %s, want %d", what, got, direction(active), reps)
 			}
 		}
 	}
@@ -630,7 +655,7 @@ func checkNotify(t *testing.T, cfg config, res *notifyResult) {
 // entries.
 func checkAnyOf(t *testing.T, cfg config, res *anyOfResult) {
 	t.Helper()
-	checkOwnedFloorFlips(t, "anyof", cfg, res.flips, cfg.anyOfFlipReps)
+	checkAgainstFloors(t, "anyof", cfg.ownedFloorWorkers, cfg.controllerFloorWorkers, res.flips, cfg.anyOfFlipReps)
 	if res.entriesShown != res.flips.n {
 		t.Errorf("anyof: %d of %d statuses showed the flip and calm entries NotMatched after the last flip", res.entriesShown, res.flips.n)
 	}

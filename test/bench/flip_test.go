@@ -427,6 +427,9 @@ func (b *bench) flipSuite(ctx context.Context, n int) (*flipSuiteResult, error) 
 		for _, w := range b.cfg.ownedFloorWorkers {
 			steps = append(steps, b.floorStep(ctx, "flip", rep, ownedFloor, w, own, res))
 		}
+		if w := b.cfg.controllerFloorWorkers; w > 0 {
+			steps = append(steps, b.controllerFloorStep(ctx, "flip", rep, ownedFloor, w, own, res))
+		}
 		steps = append(steps, b.completeFloorStep(ctx, rep, ownedFloor, own, statusFloor, res))
 		for _, mode := range []string{kubectlSSA, kubectlCSA} {
 			steps = append(steps, func() error {
@@ -546,6 +549,9 @@ func (b *bench) againstOwnedFloor(ctx context.Context, what string, reps int, op
 		steps := []func() error{b.operatorStep(ctx, what, rep, op, m, res)}
 		for _, w := range b.cfg.ownedFloorWorkers {
 			steps = append(steps, b.floorStep(ctx, what, rep, floor, w, own, res))
+		}
+		if w := b.cfg.controllerFloorWorkers; w > 0 {
+			steps = append(steps, b.controllerFloorStep(ctx, what, rep, floor, w, own, res))
 		}
 		if err := b.runRound(ctx, rep, steps); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -157,7 +158,7 @@ func (r *flipSuiteResult) bestOf(workers []int, name func(int) string, active bo
 
 // ownedFloorRows adds to sum, each way, the median of the operator's flips
 // beside the best owned floor's; what describes the operator's figure.
-func (r *flipSuiteResult) ownedFloorRows(sum *table, workers []int, what func(active bool, flips int) string) {
+func (r *flipSuiteResult) ownedFloorRows(sum *table, workers []int, ctrlWorkers int, what func(active bool, flips int) string) {
 	for _, active := range []bool{true, false} {
 		op := figures(r.of("operator", &active))
 		if best, bf := r.ownedFloorBest(workers, active); best != 0 {
@@ -165,6 +166,38 @@ func (r *flipSuiteResult) ownedFloorRows(sum *table, workers []int, what func(ac
 				fmt.Sprintf("%s, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(workers), best, bf.flips),
 				round(bf.total), durRatio(op.total, bf.total))
 		}
+		r.controllerFloorRows(sum, workers, ctrlWorkers, active, what)
+	}
+}
+
+// controllerFloors are the names of the controller floors that flipped.
+func (r *flipSuiteResult) controllerFloors() []string {
+	var names []string
+	for _, run := range r.runs {
+		if strings.HasPrefix(run.who, "floor-controller-") && !slices.Contains(names, run.who) {
+			names = append(names, run.who)
+		}
+	}
+	return names
+}
+
+// controllerFloorDesc says what the controller floor is.
+const controllerFloorDesc = "controller floor: the owned floor's applies from a controller-runtime controller (cache, informer, work queue), the trigger's edit → Ingresses"
+
+// controllerFloorRows adds to sum, for one direction, the operator's flip
+// beside the controller floor's of ctrlWorkers, and the controller floor's
+// beside the best owned floor's: how much of the operator's ratio any
+// controller pays. what describes a flip of the measure.
+func (r *flipSuiteResult) controllerFloorRows(sum *table, ownedWorkers []int, ctrlWorkers int, active bool, what func(active bool, flips int) string) {
+	cf := figures(r.of(controllerFloorName(ctrlWorkers), &active))
+	if ctrlWorkers == 0 || cf.flips == 0 {
+		return
+	}
+	op := figures(r.of("operator", &active))
+	sum.add(what(active, op.flips), round(op.total), fmt.Sprintf("%s, %d workers (median of %d)", controllerFloorDesc, ctrlWorkers, cf.flips), round(cf.total), durRatio(op.total, cf.total))
+	if best, bf := r.ownedFloorBest(ownedWorkers, active); best != 0 {
+		sum.add(what(active, cf.flips)+", by the controller floor", round(cf.total),
+			fmt.Sprintf("%s, best of %s workers (%d, median of %d)", ownedFloorDesc, workerList(ownedWorkers), best, bf.flips), round(bf.total), durRatio(cf.total, bf.total))
 	}
 }
 
@@ -192,6 +225,7 @@ func (r *flipSuiteResult) ownedFloorTable(workers []int) *table {
 		for _, wk := range workers {
 			whos = append(whos, ownedFloorName(wk))
 		}
+		whos = append(whos, r.controllerFloors()...)
 		for _, who := range whos {
 			f := figures(r.of(who, &active))
 			if f.flips == 0 {
@@ -219,6 +253,9 @@ func writerName(who string) string {
 	var w int
 	if _, err := fmt.Sscanf(who, "floor-complete-%d", &w); err == nil {
 		return fmt.Sprintf("complete floor: the owned floor's Ingresses, then as many status patches, %d workers", w)
+	}
+	if _, err := fmt.Sscanf(who, "floor-controller-%d", &w); err == nil {
+		return fmt.Sprintf("%s, %d workers", controllerFloorDesc, w)
 	}
 	if _, err := fmt.Sscanf(who, "floor-owned-%d", &w); err == nil {
 		return fmt.Sprintf("%s, %d workers", ownedFloorDesc, w)
@@ -261,6 +298,9 @@ func (rep *report) markdown() string {
 				}
 				sum.add(what, round(op.total), fmt.Sprintf("%s (%s)", writerName(mode), flipsWord(kf.flips)), round(kf.total), durRatio(op.total, kf.total))
 			}
+			fs.controllerFloorRows(sum, rep.cfg.ownedFloorWorkers, rep.cfg.controllerFloorWorkers, active, func(active bool, flips int) string {
+				return fmt.Sprintf("flip N=%d %s: every Ingress arrived (median of %d)", fs.n, direction(active), flips)
+			})
 			fs.completeRows(sum, rep.cfg.ownedFloorWorkers, active)
 		}
 	}
@@ -291,7 +331,7 @@ func (rep *report) markdown() string {
 		}
 	}
 	if sc := rep.scale; sc != nil {
-		sc.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+		sc.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, rep.cfg.controllerFloorWorkers, func(active bool, flips int) string {
 			return fmt.Sprintf("scale: flip N=%d of %d switches %s, every Ingress arrived (median of %d)", sc.flipN, sc.switches, direction(active), flips)
 		})
 		sum.add(fmt.Sprintf("scale: restart with %d switches, write requests while catching up", sc.switches), fmt.Sprintf("%g", sc.restartWrites.writes("")),
@@ -317,13 +357,13 @@ func (rep *report) markdown() string {
 		}
 	}
 	if c := rep.cluster; c != nil {
-		c.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+		c.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, rep.cfg.controllerFloorWorkers, func(active bool, flips int) string {
 			return fmt.Sprintf("cluster state: flip N=%d in %d namespaces following one ClusterDynamicIngressState %s, every Ingress arrived (median of %d)",
 				c.flips.n, c.namespaces, direction(active), flips)
 		})
 	}
 	if a := rep.anyOf; a != nil {
-		a.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, func(active bool, flips int) string {
+		a.flips.ownedFloorRows(sum, rep.cfg.ownedFloorWorkers, rep.cfg.controllerFloorWorkers, func(active bool, flips int) string {
 			return fmt.Sprintf("anyOf: flip N=%d following two states (one flipped) %s, every Ingress arrived (median of %d)", a.flips.n, direction(active), flips)
 		})
 	}
@@ -351,7 +391,8 @@ func (rep *report) markdown() string {
 	w("%s\n", sum)
 
 	w("#### Flips\n\n")
-	w("Time from the state edit (for the baselines: from the first request) until the watch showed an Ingress in the new shape; medians over the flips. ")
+	w("Time from the state edit (for the baselines: from the first request; for the controller floor, from its trigger's edit) until the watch showed an Ingress in the new shape; medians over the flips. ")
+	w("The controller floor writes the owned floor's Ingresses from a controller-runtime controller in the bench's process, started before each pair of its flips: an edit of a ConfigMap queues every Ingress, and each reconcile reads the ConfigMap and its Ingress from the manager's cache (whose informer on the floor's Ingresses sees every write) and sends the owned floor's apply; its CPU counts as the bench's. ")
 	w("\"returned\" is when the writer's last request was answered; \"statuses\" when every DynamicIngress's status showed the new mode.\n\n")
 	w("CPU: seconds of CPU of each process from the edit until every Ingress arrived (median), from /proc.\n\n")
 	ft := &table{header: []string{"N", "direction", "writer", "flips", "all arrived", "range", "p50 arrival", "p99 arrival", "first", "returned / statuses",
@@ -366,6 +407,9 @@ func (rep *report) markdown() string {
 			}
 			for _, wk := range rep.cfg.ownedFloorWorkers {
 				whos = append(whos, ownedFloorName(wk))
+			}
+			if w := rep.cfg.controllerFloorWorkers; w > 0 {
+				whos = append(whos, controllerFloorName(w))
 			}
 			whos = append(whos, completeFloorName(completeFloorWorkers), kubectlSSA, kubectlCSA)
 			for _, who := range whos {

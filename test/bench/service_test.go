@@ -824,7 +824,8 @@ func serviceDirection(active bool) string {
 
 // summaryRows adds the measure's figures beside their baselines.
 func (r *serviceResult) summaryRows(sum *table, workers []int) {
-	r.flips.ownedFloorRows(sum, workers, func(active bool, flips int) string {
+	// No controller floor here: a slice update and its delay start this flip.
+	r.flips.ownedFloorRows(sum, workers, 0, func(active bool, flips int) string {
 		return fmt.Sprintf("service state: flip N=%d %s, slice update → every Ingress arrived, less the %s delay (bar: within %.1f×; median of %d)",
 			r.flips.n, serviceDirection(active), serviceDelay, serviceFlipBar, flips)
 	})
