@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -125,15 +126,15 @@ func (b *bench) startControllerFloor(ctx context.Context, s switches, workers in
 		cancel()
 		return nil, fmt.Errorf("the controller floor's manager stopped: %w", err)
 	case <-time.After(60 * time.Second):
-		f.stop()
-		return nil, fmt.Errorf("the controller floor's workers did not start within 60s")
+		return nil, errors.Join(errors.New("the controller floor's workers did not start within 60s"), f.stop())
 	}
 }
 
-// stop stops the controller floor's manager and waits for it.
-func (f *controllerFloor) stop() {
+// stop stops the controller floor's manager and returns what its Start
+// returned.
+func (f *controllerFloor) stop() error {
 	f.cancel()
-	<-f.done
+	return <-f.done
 }
 
 // queueModeChange queues all when the trigger's mode changed.
@@ -229,7 +230,11 @@ func (b *bench) controllerFloorStep(ctx context.Context, what string, rep int, s
 		if err != nil {
 			return err
 		}
-		defer f.stop()
+		defer func() {
+			if err := f.stop(); err != nil {
+				b.progress("%s %s round %d: the controller floor's manager stopped with %v", what, s, rep+1, err)
+			}
+		}()
 		for _, active := range []bool{true, false} {
 			run, err := b.controllerFloorFlip(ctx, s, active, workers)
 			if err != nil {
