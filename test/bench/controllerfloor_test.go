@@ -187,14 +187,11 @@ func (r *controllerFloorReconciler) Reconcile(ctx context.Context, req reconcile
 // until the watch shows every Ingress in the new shape.
 func (b *bench) controllerFloorFlip(ctx context.Context, s switches, active bool, workers int) (flipRun, error) {
 	run := flipRun{who: controllerFloorName(workers), n: s.n, active: active}
-	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
+	ingW, err := b.watchFlip(ctx, s, active)
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if before := ingW.before(); before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
-	}
 	if err := b.collectAPIServerGarbage(ctx); err != nil {
 		return run, err
 	}
@@ -235,15 +232,8 @@ func (b *bench) controllerFloorStep(ctx context.Context, what string, rep int, s
 				b.progress("%s %s round %d: the controller floor's manager stopped with %v", what, s, rep+1, err)
 			}
 		}()
-		for _, active := range []bool{true, false} {
-			run, err := b.controllerFloorFlip(ctx, s, active, workers)
-			if err != nil {
-				return err
-			}
-			res.add(run)
-			b.progress("%s %s round %d %s: %s %s (%s; CPU s %s)", what, s, rep+1, direction(active), run.who,
-				round(run.total), run.arrivals(), run.cpuArrived)
-		}
-		return nil
+		return b.flipPair(what, rep, s, res, func(active bool) (flipRun, error) {
+			return b.controllerFloorFlip(ctx, s, active, workers)
+		})
 	}
 }

@@ -239,14 +239,11 @@ func (b *bench) setupOperator(ctx context.Context, s switches) (time.Duration, e
 func (b *bench) operatorFlip(ctx context.Context, s switches, active bool, m *managerProc) (flipRun, error) {
 	h, n := b.h, s.n
 	run := flipRun{who: "operator", n: n, active: active}
-	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
+	ingW, err := b.watchFlip(ctx, s, active)
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if before := ingW.before(); before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
-	}
 	diW, err := s.watchArrivals(ctx, b.switchObjects, diSettled(active))
 	if err != nil {
 		return run, err
@@ -505,17 +502,25 @@ func (b *bench) operatorStep(ctx context.Context, what string, rep int, s switch
 // the owners' metadata when own is set, the runs added to res.
 func (b *bench) floorStep(ctx context.Context, what string, rep int, s switches, workers int, own owners, res *flipSuiteResult) func() error {
 	return func() error {
-		for _, active := range []bool{true, false} {
-			run, err := b.floorFlip(ctx, s, active, workers, own)
-			if err != nil {
-				return err
-			}
-			res.add(run)
-			b.progress("%s %s round %d %s: %s %s (%s; CPU s %s)", what, s, rep+1, direction(active), run.who,
-				round(run.total), run.arrivals(), run.cpuArrived)
-		}
-		return nil
+		return b.flipPair(what, rep, s, res, func(active bool) (flipRun, error) {
+			return b.floorFlip(ctx, s, active, workers, own)
+		})
 	}
+}
+
+// flipPair is a baseline's flips of a step of round rep of a measure
+// (what): flip to active, then back, each run added to res and printed.
+func (b *bench) flipPair(what string, rep int, s switches, res *flipSuiteResult, flip func(active bool) (flipRun, error)) error {
+	for _, active := range []bool{true, false} {
+		run, err := flip(active)
+		if err != nil {
+			return err
+		}
+		res.add(run)
+		b.progress("%s %s round %d %s: %s %s (%s; CPU s %s)", what, s, rep+1, direction(active), run.who,
+			round(run.total), run.arrivals(), run.cpuArrived)
+	}
+	return nil
 }
 
 // completeFloorStep is the complete floor's step of round rep: the

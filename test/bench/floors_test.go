@@ -117,14 +117,11 @@ func (b *bench) floorFlipThen(ctx context.Context, s switches, active bool, work
 			return ownedApply(ns, objName(i), active, own[ns], uids[types.NamespacedName{Namespace: ns, Name: objName(i)}])
 		}
 	}
-	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
+	ingW, err := b.watchFlip(ctx, s, active)
 	if err != nil {
 		return run, err
 	}
 	defer ingW.stop()
-	if before := ingW.before(); before != 0 {
-		return run, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
-	}
 	var diW *arrivalSet
 	if statuses != nil {
 		run.who = completeFloorName(workers)

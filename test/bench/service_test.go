@@ -324,14 +324,11 @@ func (b *bench) serviceFlip(ctx context.Context, s switches, active bool, m *man
 	}
 	slice.Endpoints = w.Obj().Endpoints
 
-	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
+	ingW, err := b.watchFlip(ctx, s, active)
 	if err != nil {
 		return run, 0, err
 	}
 	defer ingW.stop()
-	if before := ingW.before(); before != 0 {
-		return run, 0, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
-	}
 	diW, err := s.watchArrivals(ctx, b.switchObjects, diSettled(active))
 	if err != nil {
 		return run, 0, err

@@ -162,6 +162,21 @@ type arrivalSet struct {
 	each       []*arrivals
 }
 
+// watchFlip watches the Ingresses of s for the shape a flip to active (or
+// back) gives them, and fails when any already has it: every flip starts
+// from the other shape. The caller stops the watch.
+func (b *bench) watchFlip(ctx context.Context, s switches, active bool) (*arrivalSet, error) {
+	ingW, err := s.watchArrivals(ctx, b.ingresses, ingressShape(active))
+	if err != nil {
+		return nil, err
+	}
+	if before := ingW.before(); before != 0 {
+		ingW.stop()
+		return nil, fmt.Errorf("%d Ingresses already have the new shape before the flip", before)
+	}
+	return ingW, nil
+}
+
 // watchArrivals watches, in every namespace of s, the objects that l lists
 // there (s.in of them) until stop; call startAt right before the change.
 func (s switches) watchArrivals(ctx context.Context, l func(ns string) lister, match func(runtime.Object) (string, bool)) (*arrivalSet, error) {
